@@ -1,0 +1,48 @@
+"""Errors a user can act on.
+
+Every error caused by input (a file, a machine name, an option) is an
+``InputError``: the CLI prints its one-line message and exits with code 2, with
+no traceback. Anything else is a bug in nodecast and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class NodecastError(Exception):
+    """Root of nodecast's exceptions."""
+
+
+class InputError(NodecastError, ValueError):
+    """Bad user input: names the file (or option), the key and the reason.
+
+    The message reads ``<where>: <key>: <reason>. <what to do>`` with the parts
+    that do not apply left out, so that it fits on one line.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str | PathLike[str] | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.path = None if path is None else str(path)
+        self.key = key
+        self.hint = hint
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        parts = [p for p in (self.path, self.key) if p]
+        text = ": ".join([*parts, self.reason])
+        if self.hint:
+            text = f"{text}. {self.hint}"
+        return " ".join(text.split("\n"))
+
+
+class GPUUnavailableError(InputError):
+    """A command needs a CUDA device or driver and none is present."""

@@ -1,0 +1,51 @@
+"""Output files that are never left half-written.
+
+Writers produce a temporary file next to the target and rename it into place
+only when the write succeeded, so a crash or a user error leaves the previous
+file (or nothing) behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from nodecast.errors import InputError
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
+
+    Raises InputError when the target's folder does not exist or is not writable.
+    """
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(
+            "folder does not exist", path=folder, hint="Create it or choose another output path"
+        )
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write here ({exc.strerror})", path=target, hint="Choose a writable output path"
+        ) from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` through a temporary file."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")

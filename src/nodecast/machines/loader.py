@@ -1,0 +1,366 @@
+"""Read and validate Machine TOML files; find catalogue machines by name.
+
+Every check names the file, the key (as a dotted path, ``links[2].lanes``)
+and the reason, so a user can fix the file without reading nodecast's code.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from nodecast.errors import InputError
+from nodecast.machines.schema import (
+    CPU,
+    GPU,
+    LINK_KINDS,
+    MEASURED_CLASSES,
+    MEMORY_LEVELS,
+    PRECISIONS,
+    Curve,
+    Link,
+    Machine,
+    Measured,
+    MemoryLevel,
+    PeakFlops,
+)
+from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
+
+SCHEMA_VERSION = 1
+_FIX = "Fix the machine file"
+
+
+class _Reader:
+    """Typed access to a TOML table that reports bad values with their key path."""
+
+    def __init__(self, path: Path | str, table: Mapping[str, Any], prefix: str) -> None:
+        self.path = path
+        self.table = table
+        self.prefix = prefix
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def fail(self, name: str, reason: str) -> InputError:
+        return InputError(reason, path=self.path, key=self.key(name), hint=_FIX)
+
+    def sub(self, name: str, *, required: bool = True) -> _Reader | None:
+        value = self.table.get(name)
+        if value is None:
+            if required:
+                raise self.fail(name, "missing table")
+            return None
+        if not isinstance(value, Mapping):
+            raise self.fail(name, f"must be a table (got {value!r})")
+        return _Reader(self.path, value, self.key(name))
+
+    def string(self, name: str, *, required: bool = True) -> str | None:
+        value = self.table.get(name)
+        if value is None:
+            if required:
+                raise self.fail(name, "missing value")
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(name, f"must be a non-empty string (got {value!r})")
+        return value
+
+    def positive(self, name: str, *, required: bool = True) -> float | None:
+        """A finite number > 0 (int or float)."""
+        value = self.table.get(name)
+        if value is None:
+            if required:
+                raise self.fail(name, "missing value")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(name, f"must be a number (got {value!r})")
+        if not math.isfinite(value) or value <= 0:
+            raise self.fail(name, f"must be a positive number (got {value!r})")
+        return float(value)
+
+    def non_negative(self, name: str, *, required: bool = True) -> float | None:
+        """A finite number >= 0 (a latency may be zero)."""
+        value = self.table.get(name)
+        if value is None:
+            if required:
+                raise self.fail(name, "missing value")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(name, f"must be a number (got {value!r})")
+        if not math.isfinite(value) or value < 0:
+            raise self.fail(name, f"must be a number >= 0 (got {value!r})")
+        return float(value)
+
+    def count(self, name: str, *, required: bool = True) -> int | None:
+        """A positive integer."""
+        value = self.table.get(name)
+        if value is None:
+            if required:
+                raise self.fail(name, "missing value")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.fail(name, f"must be a positive integer (got {value!r})")
+        return value
+
+    def unknown_keys(self, allowed: set[str]) -> None:
+        extra = sorted(set(self.table) - allowed)
+        if extra:
+            raise self.fail(extra[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def _cpu(r: _Reader) -> CPU:
+    r.unknown_keys({"model", "sockets", "cores_per_socket", "clock_hz", "memory_bytes",
+                    "memory_bandwidth_bps", "numa_domains"})
+    sockets = r.count("sockets")
+    return CPU(
+        model=r.string("model"),  # type: ignore[arg-type]
+        sockets=sockets,  # type: ignore[arg-type]
+        cores_per_socket=r.count("cores_per_socket"),  # type: ignore[arg-type]
+        clock_hz=r.positive("clock_hz"),  # type: ignore[arg-type]
+        memory_bytes=r.positive("memory_bytes"),  # type: ignore[arg-type]
+        memory_bandwidth_bps=r.positive("memory_bandwidth_bps"),  # type: ignore[arg-type]
+        numa_domains=r.count("numa_domains", required=False) or sockets,  # type: ignore[arg-type]
+    )
+
+
+def _peaks(r: _Reader | None) -> dict[str, PeakFlops]:
+    if r is None:
+        return {}
+    r.unknown_keys(set(PRECISIONS))
+    out = {}
+    for precision in PRECISIONS:
+        p = r.sub(precision, required=False)
+        if p is not None:
+            p.unknown_keys({"fma", "addmul"})
+            out[precision] = PeakFlops(fma=p.positive("fma"), addmul=p.positive("addmul"))  # type: ignore[arg-type]
+    return out
+
+
+def _gpu(r: _Reader, sockets: int) -> GPU:
+    r.unknown_keys({"model", "count", "sms", "clock_hz", "memory_bytes", "cpu_socket",
+                    "peak_flops", "levels"})
+    count = r.count("count")
+    placement = r.table.get("cpu_socket", [0] * count)  # type: ignore[operator]
+    if (not isinstance(placement, list) or len(placement) != count
+            or not all(isinstance(s, int) and 0 <= s < sockets for s in placement)):
+        raise r.fail("cpu_socket", f"must list one socket in 0..{sockets - 1} per GPU ({count} GPUs; got {placement!r})")
+    levels_r = r.sub("levels")
+    levels_r.unknown_keys(set(MEMORY_LEVELS))  # type: ignore[union-attr]
+    levels = {}
+    for level in MEMORY_LEVELS:
+        lr = levels_r.sub(level, required=level == "dram")  # type: ignore[union-attr]
+        if lr is not None:
+            lr.unknown_keys({"bandwidth_bps", "size_bytes"})
+            levels[level] = MemoryLevel(
+                bandwidth_bps=lr.positive("bandwidth_bps", required=level == "dram"),
+                size_bytes=lr.positive("size_bytes", required=False),
+            )
+    return GPU(
+        model=r.string("model"),  # type: ignore[arg-type]
+        count=count,  # type: ignore[arg-type]
+        sms=r.count("sms"),  # type: ignore[arg-type]
+        clock_hz=r.positive("clock_hz"),  # type: ignore[arg-type]
+        memory_bytes=r.positive("memory_bytes"),  # type: ignore[arg-type]
+        cpu_socket=tuple(placement),
+        peak_flops=_peaks(r.sub("peak_flops", required=False)),
+        levels=levels,
+    )
+
+
+_LINK_KEYS = {"id", "kind", "endpoints", "gen", "lanes", "links", "mps_bytes", "mrrs_bytes",
+              "rcb_bytes", "header_bytes", "bandwidth_bps", "latency_s"}
+
+
+def _link(r: _Reader, endpoints: set[str]) -> Link:
+    r.unknown_keys(_LINK_KEYS)
+    kind = r.string("kind")
+    if kind not in LINK_KINDS:
+        raise r.fail("kind", f"unknown link kind {kind!r} (known: {', '.join(LINK_KINDS)})")
+    ends = r.table.get("endpoints")
+    if not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(e, str) for e in ends):
+        raise r.fail("endpoints", f"must be two endpoint names (got {ends!r})")
+    for end in ends:
+        if end not in endpoints:
+            raise r.fail("endpoints", f"unknown endpoint {end!r} (known: {', '.join(sorted(endpoints))})")
+    if ends[0] == ends[1]:
+        raise r.fail("endpoints", f"a link cannot join {ends[0]!r} to itself")
+    gen = r.count("gen", required=kind in ("pcie", "nvlink"))
+    if kind == "pcie" and gen not in PCIE_GT_PER_S:
+        raise r.fail("gen", f"unknown PCIe generation {gen} (known: 1-6)")
+    if kind == "nvlink" and gen not in NVLINK_BPS_PER_LINK:
+        raise r.fail("gen", f"unknown NVLink generation {gen} (known: 1-5)")
+    link = Link(
+        id=r.string("id"),  # type: ignore[arg-type]
+        kind=kind,  # type: ignore[arg-type]
+        endpoints=(ends[0], ends[1]),
+        gen=gen,
+        lanes=r.count("lanes", required=kind == "pcie"),
+        links=r.count("links", required=kind == "nvlink"),
+        mps_bytes=r.count("mps_bytes", required=False),
+        mrrs_bytes=r.count("mrrs_bytes", required=False),
+        rcb_bytes=r.count("rcb_bytes", required=False),
+        header_bytes=r.count("header_bytes", required=False),
+        bandwidth_bps=r.positive("bandwidth_bps", required=kind in ("nvlink-c2c", "socket-bus")),
+        latency_s=r.non_negative("latency_s", required=False),
+    )
+    if kind == "pcie":
+        link = _pcie_defaults(link, r)
+    return link
+
+
+#: TLP parameters assumed when a PCIe link does not give them: AHEAD's own
+#: defaults (MPS 256 B, MRRS 512 B, RCB 64 B) and a 3-DW+ header of 12 B
+#: (64-bit addressing would be 16 B with ECRC; AHEAD uses 12 B).
+PCIE_DEFAULTS = {"mps_bytes": 256, "mrrs_bytes": 512, "rcb_bytes": 64, "header_bytes": 12}
+
+
+def _pcie_defaults(link: Link, r: _Reader) -> Link:
+    from dataclasses import replace
+
+    values = {k: getattr(link, k) or v for k, v in PCIE_DEFAULTS.items()}
+    if values["rcb_bytes"] > values["mps_bytes"]:
+        raise r.fail("rcb_bytes", f"RCB ({values['rcb_bytes']} B) cannot exceed MPS ({values['mps_bytes']} B)")
+    if link.lanes not in (1, 2, 4, 8, 12, 16, 32):
+        raise r.fail("lanes", f"PCIe links have 1, 2, 4, 8, 12, 16 or 32 lanes (got {link.lanes})")
+    return replace(link, **values)
+
+
+def _measured(r: _Reader | None) -> Measured | None:
+    if r is None:
+        return None
+    r.unknown_keys({"origin", "date", "driver", "gpu_name", "one_byte_s", "bandwidth_bps",
+                    "curves", "gpu", "facts"})
+
+    def per_class(name: str, check: str) -> dict[str, float]:
+        t = r.sub(name, required=False)
+        if t is None:
+            return {}
+        t.unknown_keys(set(MEASURED_CLASSES))
+        return {k: getattr(t, check)(k) for k in t.table}
+
+    curves = {}
+    cr = r.sub("curves", required=False)
+    if cr is not None:
+        cr.unknown_keys(set(MEASURED_CLASSES))
+        for klass in cr.table:
+            c = cr.sub(klass)
+            c.unknown_keys({"sizes_bytes", "bandwidth_bps"})  # type: ignore[union-attr]
+            sizes, bws = c.table.get("sizes_bytes"), c.table.get("bandwidth_bps")  # type: ignore[union-attr]
+            ok = (isinstance(sizes, list) and isinstance(bws, list) and len(sizes) == len(bws) > 0
+                  and all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in sizes + bws))
+            if not ok:
+                raise c.fail("bandwidth_bps", "sizes_bytes and bandwidth_bps must be lists of positive numbers of equal length")  # type: ignore[union-attr]
+            curves[klass] = Curve(tuple(map(float, sizes)), tuple(map(float, bws)))  # type: ignore[arg-type]
+    g = r.sub("gpu", required=False)
+    gpu_peaks: dict[str, PeakFlops] = {}
+    gpu_levels: dict[str, float] = {}
+    gpu_origin = None
+    if g is not None:
+        g.unknown_keys({"origin", "peak_flops", "level_bandwidth_bps"})
+        gpu_origin = g.string("origin")
+        gpu_peaks = _peaks(g.sub("peak_flops", required=False))
+        lv = g.sub("level_bandwidth_bps", required=False)
+        if lv is not None:
+            lv.unknown_keys(set(MEMORY_LEVELS))
+            gpu_levels = {k: lv.positive(k) for k in lv.table}  # type: ignore[misc]
+    facts = r.table.get("facts", {})
+    if not isinstance(facts, Mapping) or not all(isinstance(v, str) for v in facts.values()):
+        raise r.fail("facts", "must be a table of strings")
+    return Measured(
+        origin=r.string("origin"),  # type: ignore[arg-type]
+        date=r.string("date", required=False),
+        driver=r.string("driver", required=False),
+        gpu_name=r.string("gpu_name", required=False),
+        one_byte_s=per_class("one_byte_s", "positive"),
+        bandwidth_bps=per_class("bandwidth_bps", "positive"),
+        curves=curves,
+        gpu_origin=gpu_origin,
+        gpu_peak_flops=gpu_peaks,
+        gpu_level_bandwidth_bps=gpu_levels,
+        facts=dict(facts),
+    )
+
+
+def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
+    """Validate a parsed machine file and build the Machine."""
+    r = _Reader(path, data, "")
+    r.unknown_keys({"schema_version", "name", "description", "cpu", "gpu", "links", "switches", "measured"})
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise r.fail("schema_version", f"must be {SCHEMA_VERSION} (got {version!r})")
+    cpu = _cpu(r.sub("cpu"))  # type: ignore[arg-type]
+    gpu = _gpu(r.sub("gpu"), cpu.sockets)  # type: ignore[arg-type]
+    switches = data.get("switches", [])
+    if not isinstance(switches, list) or not all(isinstance(s, str) for s in switches):
+        raise r.fail("switches", f"must be a list of names (got {switches!r})")
+    endpoints = {f"cpu{i}" for i in range(cpu.sockets)} | {f"gpu{i}" for i in range(gpu.count)} | set(switches)
+    raw_links = data.get("links")
+    if not isinstance(raw_links, list) or not raw_links:
+        raise r.fail("links", "must list at least one [[links]] table")
+    links = []
+    for i, raw in enumerate(raw_links):
+        if not isinstance(raw, Mapping):
+            raise r.fail(f"links[{i}]", "must be a table")
+        links.append(_link(_Reader(path, raw, f"links[{i}]"), endpoints))
+    ids = [link.id for link in links]
+    dup = next((x for x in ids if ids.count(x) > 1), None)
+    if dup:
+        raise r.fail("links", f"link id {dup!r} is used twice")
+    machine = Machine(
+        name=r.string("name"),  # type: ignore[arg-type]
+        description=r.string("description"),  # type: ignore[arg-type]
+        cpu=cpu,
+        gpu=gpu,
+        links=tuple(links),
+        switches=tuple(switches),
+        measured=_measured(r.sub("measured", required=False)),
+        path=Path(path) if not isinstance(path, Path) else path,
+    )
+    for g in range(gpu.count):  # every GPU must reach its host socket
+        machine.host_route(g)
+    return machine
+
+
+def load_machine_file(path: str | Path) -> Machine:
+    """Load and validate one machine TOML file."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=path, hint="Give a catalogue name (nodecast machines list) or a TOML path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read machine file ({exc})", path=path) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", path=path, hint=_FIX) from None
+    return machine_from_dict(data, path)
+
+
+def catalogue_dir() -> Path:
+    """The folder of data-sheet and measured machines shipped with nodecast."""
+    return Path(str(resources.files("nodecast.machines") / "catalogue"))
+
+
+def catalogue_names() -> list[str]:
+    """Names of the catalogue machines, sorted."""
+    return sorted(p.stem for p in catalogue_dir().glob("*.toml"))
+
+
+def load_machine(name_or_path: str | Path) -> Machine:
+    """A catalogue machine by name, or a machine file by path."""
+    text = str(name_or_path)
+    if text.endswith(".toml") or "/" in text or Path(text).is_file():
+        return load_machine_file(text)
+    candidate = catalogue_dir() / f"{text}.toml"
+    if candidate.is_file():
+        return load_machine_file(candidate)
+    names = catalogue_names()
+    import difflib
+
+    close = difflib.get_close_matches(text, names, n=3)
+    hint = f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(names)}"
+    raise InputError(f"unknown machine {text!r}", key="machine", hint=hint)

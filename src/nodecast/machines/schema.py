@@ -1,0 +1,199 @@
+"""The Machine vocabulary: one schema for every compute node.
+
+A Machine is a graph. Its endpoints are CPU sockets (``cpu0``, ``cpu1``...),
+GPUs (``gpu0``...) and optional switches (PCIe switches, NVSwitch); its edges
+are Links. Routes between endpoints follow the fewest links, so topology and
+sharing (two GPUs behind one PCIe switch share its uplink) come from the graph
+itself, not from flags.
+
+Units are SI throughout: bytes, seconds, Hz, bytes/s (per direction), FLOP/s.
+Data-sheet values live in the machine file with their source beside them;
+``Measured`` values (written by ``nodecast calibrate`` or taken from a
+published measurement) override data-sheet values where both exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Floating-point precisions for which a GPU may list compute peaks.
+PRECISIONS = ("fp64", "fp32", "fp16", "bf16")
+#: GPU memory levels of the hierarchical roofline, outermost first.
+MEMORY_LEVELS = ("dram", "l2", "l1", "shared")
+#: Link kinds nodecast models. ``socket-bus`` is an inter-socket bus (X-Bus,
+#: UPI, Infinity Fabric) given by its bandwidth alone.
+LINK_KINDS = ("pcie", "nvlink", "nvlink-c2c", "socket-bus")
+#: Copy classes a measured 1-byte cost or bandwidth may be given for; see
+#: ``nodecast.traces.kinds.TransferClass``.
+MEASURED_CLASSES = (
+    "htod_pageable",
+    "htod_pinned",
+    "dtoh_pageable",
+    "dtoh_pinned",
+    "dtod",
+    "peer",
+    "htod_managed",
+    "dtoh_managed",
+    "htoh",
+)
+
+
+@dataclass(frozen=True)
+class CPU:
+    """The host processors of a node.
+
+    ``memory_bandwidth_bps`` is the theoretical DRAM bandwidth of one socket
+    (bus width x frequency x transfers per cycle, AHEAD's MemBW of eq. 9).
+    """
+
+    model: str
+    sockets: int
+    cores_per_socket: int
+    clock_hz: float
+    memory_bytes: float
+    memory_bandwidth_bps: float
+    numa_domains: int
+
+
+@dataclass(frozen=True)
+class PeakFlops:
+    """Compute peaks of one precision in FLOP/s, an FMA counting as 2 FLOP.
+
+    ``fma`` is the peak when every instruction is an FMA; ``addmul`` the peak
+    when every instruction is an ADD or a MUL (usually half of ``fma``). These
+    are the two terms of the roofline paper's eq. 2.
+    """
+
+    fma: float
+    addmul: float
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One level of the GPU memory hierarchy: bandwidth (bytes/s) and size (bytes)."""
+
+    bandwidth_bps: float | None = None
+    size_bytes: float | None = None
+
+
+@dataclass(frozen=True)
+class GPU:
+    """The GPUs of a node (nodes are homogeneous: ``count`` GPUs of one model).
+
+    ``cpu_socket[i]`` is the socket GPU ``i`` is attached to (its NUMA home).
+    """
+
+    model: str
+    count: int
+    sms: int
+    clock_hz: float
+    memory_bytes: float
+    cpu_socket: tuple[int, ...]
+    peak_flops: dict[str, PeakFlops] = field(default_factory=dict)
+    levels: dict[str, MemoryLevel] = field(default_factory=dict)
+
+    @property
+    def dram_bandwidth_bps(self) -> float:
+        """Data-sheet DRAM (HBM/GDDR) bandwidth in bytes/s."""
+        return self.levels["dram"].bandwidth_bps  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A point-to-point link between two endpoints, full duplex.
+
+    PCIe links carry their TLP parameters: max payload size (MPS), max read
+    request size (MRRS), read completion boundary (RCB) and the TLP header
+    size (12 B with 64-bit addressing, 16 B with the 4-DW header + ECRC...).
+    NVLink links carry their generation and the number of links (bricks)
+    that join the two endpoints. NVLink-C2C and socket buses are given by
+    ``bandwidth_bps``; any link may give ``bandwidth_bps`` to override the
+    rate derived from its generation. All bandwidths are per direction.
+    """
+
+    id: str
+    kind: str
+    endpoints: tuple[str, str]
+    gen: int | None = None
+    lanes: int | None = None
+    links: int | None = None
+    mps_bytes: int | None = None
+    mrrs_bytes: int | None = None
+    rcb_bytes: int | None = None
+    header_bytes: int | None = None
+    bandwidth_bps: float | None = None
+    latency_s: float | None = None
+
+    def other(self, endpoint: str) -> str:
+        """The endpoint at the far end from ``endpoint``."""
+        a, b = self.endpoints
+        return b if endpoint == a else a
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A measured effective-bandwidth curve: sizes (bytes) and bandwidths (bytes/s)."""
+
+    sizes_bytes: tuple[float, ...]
+    bandwidth_bps: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Values measured on the real node (or quoted from a published measurement).
+
+    ``origin`` says where they come from (``nodecast calibrate 0.1.0``, a paper
+    table...). Transfer values are keyed by copy class (``MEASURED_CLASSES``).
+    GPU values (``gpu_peak_flops``, ``gpu_level_bandwidth_bps``) are measured
+    maxima used by the roofline model in place of data-sheet peaks.
+    """
+
+    origin: str
+    date: str | None = None
+    driver: str | None = None
+    gpu_name: str | None = None
+    one_byte_s: dict[str, float] = field(default_factory=dict)
+    bandwidth_bps: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, Curve] = field(default_factory=dict)
+    gpu_origin: str | None = None
+    gpu_peak_flops: dict[str, PeakFlops] = field(default_factory=dict)
+    gpu_level_bandwidth_bps: dict[str, float] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A compute node: CPUs, GPUs, links between them, and measured values."""
+
+    name: str
+    description: str
+    cpu: CPU
+    gpu: GPU
+    links: tuple[Link, ...]
+    switches: tuple[str, ...] = ()
+    measured: Measured | None = None
+    path: Path | None = None
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Every endpoint name: sockets, GPUs, switches."""
+        cpus = tuple(f"cpu{i}" for i in range(self.cpu.sockets))
+        gpus = tuple(f"gpu{i}" for i in range(self.gpu.count))
+        return cpus + gpus + self.switches
+
+    def route(self, src: str, dst: str) -> tuple[Link, ...]:
+        """Links on the path from ``src`` to ``dst`` (fewest links; ties by file order)."""
+        from nodecast.machines.topology import route
+
+        return route(self, src, dst)
+
+    def host_route(self, gpu: int = 0) -> tuple[Link, ...]:
+        """Links between GPU ``gpu`` and the CPU socket it is attached to."""
+        return self.route(f"cpu{self.gpu.cpu_socket[gpu]}", f"gpu{gpu}")
+
+    def host_link(self, gpu: int = 0) -> Link:
+        """The link that limits host<->GPU ``gpu`` copies (the slowest on its route)."""
+        from nodecast.machines.topology import bottleneck
+
+        return bottleneck(self.host_route(gpu))

@@ -1,0 +1,86 @@
+"""Routes through a Machine's link graph, and the raw rate of each link kind.
+
+The raw rates here are the link's theoretical per-direction data rate after
+line encoding and before protocol (TLP/flit) overhead, which is what AHEAD
+calls LinkBW (eq. 3 for PCIe, eq. 8 for NVLink).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from nodecast.errors import InputError
+
+if TYPE_CHECKING:
+    from nodecast.machines.schema import Link, Machine
+
+#: PCIe per-lane raw rate in transfers/s and encoding efficiency per generation.
+#: Gens 1-2 use 8b/10b, gens 3-5 128b/130b (PCI-SIG base specs; AHEAD eq. 3).
+#: Gen 6 runs 64 GT/s PAM4 in FLIT mode with no line code; a 256-B flit holds
+#: 236 B of TLP bytes, 6 B of DLLP, 8 B of CRC and 6 B of FEC (PCIe 6.0 base
+#: spec, FLIT mode), so its "encoding" efficiency here is 236/256 = 0.922.
+PCIE_GT_PER_S = {1: 2.5e9, 2: 5.0e9, 3: 8.0e9, 4: 16.0e9, 5: 32.0e9, 6: 64.0e9}
+PCIE_ENCODING = {1: 8 / 10, 2: 8 / 10, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 236 / 256}
+
+#: NVLink per-link, per-direction data rate in bytes/s by generation.
+#: NVLink 1 (P100): 20 GB/s; 2 (V100): 25 GB/s; 3 (A100): 25 GB/s (12 links,
+#: 600 GB/s bidir); 4 (H100): 25 GB/s (18 links, 900 GB/s bidir).
+#: Sources: ../shared/reference/DATASHEETS.md D.2 (IBM S822LC redbook, OLCF
+#: Summit guide, klockwood A100/H100 pages).
+NVLINK_BPS_PER_LINK = {1: 20e9, 2: 25e9, 3: 25e9, 4: 25e9, 5: 50e9}
+
+
+def raw_rate_bps(link: Link) -> float:
+    """Per-direction data rate of ``link`` in bytes/s (encoding applied, no protocol overhead)."""
+    if link.bandwidth_bps is not None:
+        return link.bandwidth_bps
+    if link.kind == "pcie":
+        return link.lanes * PCIE_GT_PER_S[link.gen] * PCIE_ENCODING[link.gen] / 8.0  # type: ignore[operator,index]
+    if link.kind == "nvlink":
+        return link.links * NVLINK_BPS_PER_LINK[link.gen]  # type: ignore[operator,index]
+    msg = f"link kind {link.kind!r} needs bandwidth_bps"
+    raise InputError(msg, key=f"links.{link.id}")
+
+
+def route(machine: Machine, src: str, dst: str) -> tuple[Link, ...]:
+    """Breadth-first route from ``src`` to ``dst``; raises InputError when none exists."""
+    if src == dst:
+        return ()
+    adjacency: dict[str, list[Link]] = {}
+    for link in machine.links:
+        for end in link.endpoints:
+            adjacency.setdefault(end, []).append(link)
+    came_from: dict[str, Link | None] = {src: None}
+    queue = deque([src])
+    while queue:
+        here = queue.popleft()
+        if here == dst:
+            break
+        for link in adjacency.get(here, ()):
+            there = link.other(here)
+            if there not in came_from:
+                came_from[there] = link
+                queue.append(there)
+    if dst not in came_from:
+        raise InputError(
+            f"no route from {src} to {dst}",
+            path=machine.path or machine.name,
+            key="links",
+            hint="Add a link joining them",
+        )
+    path: list[Link] = []
+    here = dst
+    while came_from[here] is not None:
+        link = came_from[here]
+        path.append(link)  # type: ignore[arg-type]
+        here = link.other(here)  # type: ignore[union-attr]
+    return tuple(reversed(path))
+
+
+def bottleneck(links: tuple[Link, ...]) -> Link:
+    """The link of lowest raw rate on a route (the first one on ties)."""
+    if not links:
+        msg = "empty route has no bottleneck link"
+        raise InputError(msg)
+    return min(links, key=raw_rate_bps)

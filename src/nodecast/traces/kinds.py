@@ -1,0 +1,128 @@
+"""Enumerations of the Trace vocabulary, independent of any profiler.
+
+Readers map their profiler's numbering onto these (nvprof uses CUPTI's
+memory-kind numbering; Nsight Systems exports shift it by one; see
+../shared/reference/FORMATS.md C.4). Array copies are folded into the
+direction they move data (host->array is a host-to-device copy) and keep
+``MemKind.ARRAY`` on the array side.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+
+class OpKind(IntEnum):
+    """What a GPU operation is."""
+
+    KERNEL = 0
+    MEMCPY = 1
+    MEMSET = 2
+    SYNC = 3
+
+
+class CopyKind(IntEnum):
+    """Direction of a copy. ``UVM_*`` are unified-memory page migrations."""
+
+    NONE = 0  # not a copy (kernel, memset, sync)
+    UNKNOWN = 1
+    HTOD = 2
+    DTOH = 3
+    DTOD = 4
+    HTOH = 5
+    PEER = 6
+    UVM_HTOD = 7
+    UVM_DTOH = 8
+    UVM_DTOD = 9
+
+
+class MemKind(IntEnum):
+    """Kind of memory on one side of a copy (CUPTI ``CUpti_ActivityMemoryKind`` numbering)."""
+
+    UNKNOWN = 0
+    PAGEABLE = 1
+    PINNED = 2
+    DEVICE = 3
+    ARRAY = 4
+    MANAGED = 5
+    DEVICE_STATIC = 6
+    MANAGED_STATIC = 7
+
+
+class TransferClass(IntEnum):
+    """What a transfer model needs to know: direction plus the host memory kind.
+
+    The names (lower-case) are the keys of measured values in machine files.
+    """
+
+    NOT_A_TRANSFER = 0
+    HTOD_PAGEABLE = 1
+    HTOD_PINNED = 2
+    DTOH_PAGEABLE = 3
+    DTOH_PINNED = 4
+    DTOD = 5
+    PEER = 6
+    HTOD_MANAGED = 7
+    DTOH_MANAGED = 8
+    HTOH = 9
+    DTOD_MANAGED = 10
+    OTHER = 11  # a copy nodecast cannot classify (unknown direction or memory kind)
+
+    @property
+    def key(self) -> str:
+        """Lower-case key used in machine files and tables (``htod_pinned``)."""
+        return self.name.lower()
+
+    @property
+    def label(self) -> str:
+        """Human label (``HtoD pinned``)."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    TransferClass.NOT_A_TRANSFER: "not a transfer",
+    TransferClass.HTOD_PAGEABLE: "HtoD pageable",
+    TransferClass.HTOD_PINNED: "HtoD pinned",
+    TransferClass.DTOH_PAGEABLE: "DtoH pageable",
+    TransferClass.DTOH_PINNED: "DtoH pinned",
+    TransferClass.DTOD: "DtoD",
+    TransferClass.PEER: "peer (GPU-GPU)",
+    TransferClass.HTOD_MANAGED: "HtoD managed (UM)",
+    TransferClass.DTOH_MANAGED: "DtoH managed (UM)",
+    TransferClass.HTOH: "HtoH",
+    TransferClass.DTOD_MANAGED: "DtoD managed (UM)",
+    TransferClass.OTHER: "other copy",
+}
+
+_HOST_PINNED_LIKE = (MemKind.PINNED,)
+
+
+def classify_transfers(
+    kind: np.ndarray, copy_kind: np.ndarray, src_mem: np.ndarray, dst_mem: np.ndarray
+) -> np.ndarray:
+    """Vectorized TransferClass (int8) for every op of a trace.
+
+    Host memory of unknown kind is treated as pageable (the conservative
+    choice: the driver stages it). Managed host memory in an explicit copy is
+    also staged like pageable memory.
+    """
+    out = np.full(kind.shape, TransferClass.NOT_A_TRANSFER, dtype=np.int8)
+    is_copy = kind == OpKind.MEMCPY
+    out[is_copy] = TransferClass.OTHER
+    htod = is_copy & (copy_kind == CopyKind.HTOD)
+    dtoh = is_copy & (copy_kind == CopyKind.DTOH)
+    src_pinned = src_mem == MemKind.PINNED
+    dst_pinned = dst_mem == MemKind.PINNED
+    out[htod & src_pinned] = TransferClass.HTOD_PINNED
+    out[htod & ~src_pinned] = TransferClass.HTOD_PAGEABLE
+    out[dtoh & dst_pinned] = TransferClass.DTOH_PINNED
+    out[dtoh & ~dst_pinned] = TransferClass.DTOH_PAGEABLE
+    out[is_copy & (copy_kind == CopyKind.DTOD)] = TransferClass.DTOD
+    out[is_copy & (copy_kind == CopyKind.PEER)] = TransferClass.PEER
+    out[is_copy & (copy_kind == CopyKind.HTOH)] = TransferClass.HTOH
+    out[is_copy & (copy_kind == CopyKind.UVM_HTOD)] = TransferClass.HTOD_MANAGED
+    out[is_copy & (copy_kind == CopyKind.UVM_DTOH)] = TransferClass.DTOH_MANAGED
+    out[is_copy & (copy_kind == CopyKind.UVM_DTOD)] = TransferClass.DTOD_MANAGED
+    return out

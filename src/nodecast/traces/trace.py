@@ -1,0 +1,245 @@
+"""The Trace vocabulary: one columnar table of GPU operations, whatever the profiler.
+
+Columns are numpy arrays of fixed dtypes (``COLUMNS``); one row per GPU
+operation (kernel, memcpy, memset, synchronization). Timestamps are integer
+nanoseconds as the profiler wrote them; ``MISSING_NS`` marks a timestamp the
+trace does not have (CPU API times in a Kineto trace without flows, say).
+Kernel names are interned: ``name_id`` indexes ``Trace.names`` (-1: no name).
+
+Example (three ops)::
+
+    kind   copy_kind src_mem dst_mem bytes   start_ns end_ns  device stream name_id
+    KERNEL NONE      UNKNOWN UNKNOWN 0       1000     5000    0      7      0
+    MEMCPY HTOD      PINNED  DEVICE  1048576 6000     9000    0      7      -1
+    MEMSET NONE      UNKNOWN DEVICE  4096    9500     9600    0      7      -1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nodecast.errors import InputError
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass, classify_transfers
+
+#: A timestamp the trace does not record.
+MISSING_NS = np.iinfo(np.int64).min
+
+#: Column name -> dtype. Every Trace has exactly these columns, all of one length.
+COLUMNS: dict[str, np.dtype[Any]] = {
+    "kind": np.dtype(np.int8),  # OpKind
+    "copy_kind": np.dtype(np.int8),  # CopyKind
+    "src_mem": np.dtype(np.int8),  # MemKind of the source
+    "dst_mem": np.dtype(np.int8),  # MemKind of the destination (memset: the memory set)
+    "bytes": np.dtype(np.int64),  # bytes copied or set; 0 for kernels
+    "start_ns": np.dtype(np.int64),  # GPU start
+    "end_ns": np.dtype(np.int64),  # GPU end
+    "api_start_ns": np.dtype(np.int64),  # CPU runtime/driver API call start (MISSING_NS if absent)
+    "api_end_ns": np.dtype(np.int64),
+    "device": np.dtype(np.int16),
+    "src_device": np.dtype(np.int16),  # peer copies; else = device
+    "dst_device": np.dtype(np.int16),
+    "stream": np.dtype(np.int64),
+    "correlation": np.dtype(np.int64),
+    "name_id": np.dtype(np.int32),  # index into Trace.names, -1 for none
+    "grid_x": np.dtype(np.int32),
+    "grid_y": np.dtype(np.int32),
+    "grid_z": np.dtype(np.int32),
+    "block_x": np.dtype(np.int32),
+    "block_y": np.dtype(np.int32),
+    "block_z": np.dtype(np.int32),
+}
+
+_DEFAULTS = {
+    "copy_kind": CopyKind.NONE,
+    "src_mem": MemKind.UNKNOWN,
+    "dst_mem": MemKind.UNKNOWN,
+    "bytes": 0,
+    "api_start_ns": MISSING_NS,
+    "api_end_ns": MISSING_NS,
+    "device": 0,
+    "src_device": -1,
+    "dst_device": -1,
+    "stream": -1,
+    "correlation": -1,
+    "name_id": -1,
+    "grid_x": 0,
+    "grid_y": 0,
+    "grid_z": 0,
+    "block_x": 0,
+    "block_y": 0,
+    "block_z": 0,
+}
+
+
+@dataclass
+class TraceMeta:
+    """Where a trace came from: file, format, profiler version, GPU names per device."""
+
+    source: str = ""
+    format: str = ""
+    profiler: str = ""
+    gpus: dict[int, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class Trace:
+    """A columnar table of GPU operations (see the module docstring).
+
+    Build one with ``Trace.from_columns`` (missing columns get their defaults);
+    rows are sorted by (device, start_ns) so that "order" means GPU order.
+    """
+
+    __slots__ = ("_cols", "_transfer_class", "meta", "names")
+
+    def __init__(self, columns: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> None:
+        self._cols = columns
+        self.names = names
+        self.meta = meta
+        self._transfer_class: np.ndarray | None = None
+
+    @classmethod
+    def from_columns(
+        cls,
+        columns: dict[str, Any],
+        names: list[str] | None = None,
+        meta: TraceMeta | None = None,
+        *,
+        sort: bool = True,
+    ) -> Trace:
+        """Build a Trace, casting to ``COLUMNS`` dtypes and filling defaults.
+
+        ``columns`` must hold at least ``kind``, ``start_ns`` and ``end_ns``.
+        """
+        unknown = set(columns) - set(COLUMNS)
+        if unknown:
+            msg = f"unknown trace columns: {sorted(unknown)}"
+            raise ValueError(msg)
+        for required in ("kind", "start_ns", "end_ns"):
+            if required not in columns:
+                msg = f"trace column {required!r} is required"
+                raise ValueError(msg)
+        n = len(columns["kind"])
+        cols: dict[str, np.ndarray] = {}
+        for name, dtype in COLUMNS.items():
+            if name in columns:
+                arr = np.asarray(columns[name])
+                if arr.shape != (n,):
+                    msg = f"trace column {name!r} has shape {arr.shape}, expected ({n},)"
+                    raise ValueError(msg)
+                cols[name] = arr.astype(dtype, copy=False)
+            else:
+                cols[name] = np.full(n, _DEFAULTS[name], dtype=dtype)
+        unset_src = cols["src_device"] < 0
+        if unset_src.any():
+            cols["src_device"] = np.where(unset_src, cols["device"], cols["src_device"])
+        unset_dst = cols["dst_device"] < 0
+        if unset_dst.any():
+            cols["dst_device"] = np.where(unset_dst, cols["device"], cols["dst_device"])
+        trace = cls(cols, list(names or []), meta or TraceMeta())
+        if sort and n > 1:
+            order = np.lexsort((cols["start_ns"], cols["device"]))
+            if not np.all(order[1:] > order[:-1]):
+                trace = trace.take(order)
+        return trace
+
+    # -- access ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._cols["kind"])
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        return self._cols[column]
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """The column arrays (do not modify in place)."""
+        return self._cols
+
+    @property
+    def duration_ns(self) -> np.ndarray:
+        """GPU duration of every op, ns (int64)."""
+        return self._cols["end_ns"] - self._cols["start_ns"]
+
+    @property
+    def transfer_class(self) -> np.ndarray:
+        """TransferClass (int8) of every op, computed once."""
+        if self._transfer_class is None:
+            c = self._cols
+            self._transfer_class = classify_transfers(c["kind"], c["copy_kind"], c["src_mem"], c["dst_mem"])
+        return self._transfer_class
+
+    def mask(self, kind: OpKind) -> np.ndarray:
+        """Boolean mask of ops of one kind."""
+        return self._cols["kind"] == kind
+
+    def kernel_names(self) -> np.ndarray:
+        """Name of every op as an object array (None where there is none)."""
+        lookup = np.array([*self.names, None], dtype=object)
+        return lookup[self._cols["name_id"]]  # -1 indexes the trailing None
+
+    def counts(self) -> dict[str, int]:
+        """Number of ops per OpKind name."""
+        values, counts = np.unique(self._cols["kind"], return_counts=True)
+        return {OpKind(v).name.lower(): int(c) for v, c in zip(values, counts, strict=True)}
+
+    # -- transforms -----------------------------------------------------------
+    def take(self, index: np.ndarray) -> Trace:
+        """A new Trace with the rows selected by a boolean mask or an index array."""
+        cols = {k: v[index] for k, v in self._cols.items()}
+        out = Trace(cols, self.names, self.meta)
+        if self._transfer_class is not None:
+            out._transfer_class = self._transfer_class[index]
+        return out
+
+    @classmethod
+    def concat(cls, traces: list[Trace], meta: TraceMeta | None = None) -> Trace:
+        """Join traces row-wise, re-interning kernel names; keeps each trace's order."""
+        if not traces:
+            msg = "nothing to concatenate"
+            raise ValueError(msg)
+        names: list[str] = []
+        index: dict[str, int] = {}
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in COLUMNS}
+        for t in traces:
+            remap = np.array([index.setdefault(n, len(index)) for n in t.names] + [-1], dtype=np.int32)
+            for k in COLUMNS:
+                parts[k].append(remap[t["name_id"]] if k == "name_id" else t[k])
+        names = list(index)
+        cols = {k: np.concatenate(v) for k, v in parts.items()}
+        return cls(cols, names, meta or traces[0].meta)
+
+    def to_pandas(self, *, decode: bool = True):  # noqa: ANN201 (pandas is imported lazily)
+        """A pandas DataFrame of the trace; with ``decode`` enum columns become labels."""
+        import pandas as pd
+
+        df = pd.DataFrame(dict(self._cols))
+        if decode:
+            df["kind"] = pd.Categorical.from_codes(df["kind"], [k.name.lower() for k in OpKind])
+            df["copy_kind"] = pd.Categorical.from_codes(df["copy_kind"], [k.name for k in CopyKind])
+            df["src_mem"] = pd.Categorical.from_codes(df["src_mem"], [k.name.lower() for k in MemKind])
+            df["dst_mem"] = pd.Categorical.from_codes(df["dst_mem"], [k.name.lower() for k in MemKind])
+            df["transfer_class"] = pd.Categorical.from_codes(
+                self.transfer_class, [k.key for k in TransferClass]
+            )
+            df.insert(len(df.columns), "name", self.kernel_names())
+            for col in ("api_start_ns", "api_end_ns"):
+                df[col] = df[col].astype("Int64").mask(df[col] == MISSING_NS)
+        return df
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
+        return f"Trace({len(self)} ops: {counts}; source={self.meta.source!r})"
+
+
+def require_ops(trace: Trace, path: str | Path) -> Trace:
+    """Raise InputError when a trace holds no GPU operation at all."""
+    if len(trace) == 0:
+        raise InputError(
+            "the trace holds no GPU operation (no kernel, memcpy or memset rows)",
+            path=path,
+            hint="Profile with CUDA tracing on (nsys -t cuda, nvprof) and export again",
+        )
+    return trace
