@@ -145,7 +145,7 @@ def _gpu(r: _Reader, sockets: int) -> GPU:
     count = r.count("count")
     placement = r.table.get("cpu_socket", [0] * count)  # type: ignore[operator]
     if (not isinstance(placement, list) or len(placement) != count
-            or not all(isinstance(s, int) and 0 <= s < sockets for s in placement)):
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < sockets for s in placement)):
         raise r.fail("cpu_socket", f"must list one socket in 0..{sockets - 1} per GPU ({count} GPUs; got {placement!r})")
     levels_r = r.sub("levels")
     levels_r.unknown_keys(set(MEMORY_LEVELS))  # type: ignore[union-attr]
@@ -211,9 +211,12 @@ def _link(r: _Reader, endpoints: set[str]) -> Link:
     return link
 
 
-#: TLP parameters assumed when a PCIe link does not give them: AHEAD's own
-#: defaults (MPS 256 B, MRRS 512 B, RCB 64 B) and a 3-DW+ header of 12 B
-#: (64-bit addressing would be 16 B with ECRC; AHEAD uses 12 B).
+#: TLP parameters assumed when a PCIe link does not give them. AHEAD's code
+#: has MPS 256 B as a class attribute but 128 B as its constructor default
+#: (../shared/reference/FORMATS.md A.3); the catalogue files set 128 B
+#: explicitly, the loader's fallback keeps the class attribute, 256 B. MRRS
+#: 512 B and RCB 64 B are AHEAD's; 12 B is the paper's header size for 64-bit
+#: addressing (section IV.A: "8 (32-bit addressing) or 12 (64-bit)").
 PCIE_DEFAULTS = {"mps_bytes": 256, "mrrs_bytes": 512, "rcb_bytes": 64, "header_bytes": 12}
 
 
@@ -294,9 +297,14 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
     cpu = _cpu(r.sub("cpu"))  # type: ignore[arg-type]
     gpu = _gpu(r.sub("gpu"), cpu.sockets)  # type: ignore[arg-type]
     switches = data.get("switches", [])
-    if not isinstance(switches, list) or not all(isinstance(s, str) for s in switches):
+    if not isinstance(switches, list) or not all(isinstance(s, str) and s.strip() for s in switches):
         raise r.fail("switches", f"must be a list of names (got {switches!r})")
-    endpoints = {f"cpu{i}" for i in range(cpu.sockets)} | {f"gpu{i}" for i in range(gpu.count)} | set(switches)
+    devices = {f"cpu{i}" for i in range(cpu.sockets)} | {f"gpu{i}" for i in range(gpu.count)}
+    for i, name in enumerate(switches):
+        # A switch named like a CPU or GPU, or listed twice, would silently merge two endpoints of the graph.
+        if name in devices or switches.index(name) != i:
+            raise r.fail("switches", f"switch name {name!r} is used twice or clashes with a CPU/GPU endpoint")
+    endpoints = devices | set(switches)
     raw_links = data.get("links")
     if not isinstance(raw_links, list) or not raw_links:
         raise r.fail("links", "must list at least one [[links]] table")
