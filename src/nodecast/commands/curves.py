@@ -1,0 +1,169 @@
+"""``nodecast curves``: projected effective bandwidth vs copy size, per model and machine.
+
+Example::
+
+    nodecast curves --machines titan,summit -o curves.png --csv curves.csv
+
+prints a table of bandwidths at 1 KiB, 64 KiB, 1 MiB, 64 MiB and 1 GiB and,
+with ``-o``, draws every size from 1 B to 1 GiB (AHEAD Figs. 9-10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+
+from nodecast.errors import InputError
+from nodecast.fileio import atomic_path
+from nodecast.models.curves import (
+    DEFAULT_ONE_BYTE_S,
+    DEFAULT_ONE_BYTE_SOURCE,
+    DEFAULT_SIZES,
+    TABLE_SIZES,
+    Curves,
+    bandwidth_curves,
+    parse_classes,
+    parse_sizes,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``curves`` subcommand."""
+    p = subparsers.add_parser(
+        "curves",
+        help="effective bandwidth vs copy size per model and machine (AHEAD Figs. 9-10)",
+        description=(
+            "Evaluate the transfer models on one copy of each size and class and report the bandwidth "
+            "n / T(n) they project (GB/s, 1 GB = 1e9 B). The 1-byte cost L+O comes from each machine's "
+            "file, else from the --from machine's file, else --one-byte-us."
+        ),
+    )
+    p.add_argument("--machines", required=True, metavar="M1,M2",
+                   help="catalogue names or machine files, comma-separated")
+    p.add_argument("--from", dest="source", metavar="MACHINE",
+                   help="source machine whose measured 1-byte costs are used where a machine has none "
+                        "(default: the first of --machines)")
+    p.add_argument("--classes", metavar="C1,C2",
+                   help="transfer classes (default: htod_pinned,dtoh_pinned,dtod,htod_pageable,dtoh_pageable)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="LO:HI",
+                   help="powers of two from LO to HI, or a comma list; binary units Ki/Mi/Gi (default: 1:1Gi)")
+    p.add_argument("--models", metavar="NAME,...", help="models to evaluate (default: every transfer model)")
+    p.add_argument("--one-byte-us", type=float, default=DEFAULT_ONE_BYTE_S * 1e6, metavar="US",
+                   help=f"1-byte cost (µs) where no machine file measures one (default: "
+                        f"{DEFAULT_ONE_BYTE_S * 1e6:g}, the {DEFAULT_ONE_BYTE_SOURCE})")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the figure (.png, .svg or .pdf)")
+    p.add_argument("--csv", metavar="FILE", help="write every point as CSV (SI units)")
+    p.add_argument("--log-y", action="store_true", help="logarithmic bandwidth axis in the figure")
+    p.set_defaults(func=run)
+
+
+def _split(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute the curves, print the table, write the requested files."""
+    from nodecast.machines import load_machine
+    from nodecast.models.base import model_names
+
+    names = _split(args.machines)
+    if not names:
+        raise InputError("no machine given", key="--machines", hint="e.g. --machines titan,summit")
+    if len(set(names)) != len(names):
+        raise InputError(f"a machine is listed twice in {args.machines!r}", key="--machines")
+    machines = [load_machine(n) for n in names]
+    source = load_machine(args.source) if args.source else machines[0]
+    classes = parse_classes(args.classes) if args.classes else None
+    sizes = parse_sizes(args.sizes)
+    models = None
+    if args.models:
+        models = _split(args.models)
+        known = model_names("transfer")
+        for m in models:
+            if m not in known:
+                raise InputError(f"unknown transfer model {m!r}", key="--models", hint=f"Known: {', '.join(known)}")
+    one_byte_us = args.one_byte_us
+    if not math.isfinite(one_byte_us) or one_byte_us < 0:
+        raise InputError(f"must be a number of µs >= 0 (got {one_byte_us})", key="--one-byte-us")
+    if one_byte_us == DEFAULT_ONE_BYTE_S * 1e6:
+        label = f"--one-byte-us default: {DEFAULT_ONE_BYTE_SOURCE}"
+    else:
+        label = "--one-byte-us"
+    if args.output:
+        from nodecast.report.curves_plot import FORMATS
+
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in FORMATS:
+            raise InputError(f"unknown figure format {suffix or '(none)'}", path=args.output,
+                             hint=f"Name the file with one of {', '.join(FORMATS)}")
+
+    curves = bandwidth_curves(
+        machines, source=source, classes=classes, sizes=sizes, models=models,
+        one_byte_fallback_s=one_byte_us * 1e-6, one_byte_fallback_label=label,
+    )
+    print_table(curves)
+    if args.csv:
+        with atomic_path(args.csv) as tmp:
+            curves.table.to_csv(tmp, index=False, float_format="%.9g")
+        print(f"wrote {args.csv}")
+    if args.output:
+        from nodecast.report.curves_plot import plot_curves
+
+        plot_curves(curves, args.output, log_y=args.log_y)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def table_sizes(sizes: np.ndarray) -> list[int]:
+    """The sizes of the terminal table: those of ``TABLE_SIZES`` in the sweep, else up to 5 spread over it."""
+    chosen = [s for s in TABLE_SIZES if s in set(sizes.tolist())]
+    if chosen:
+        return chosen
+    idx = np.unique(np.linspace(0, sizes.size - 1, min(5, sizes.size)).round().astype(int))
+    return [int(sizes[i]) for i in idx]
+
+
+def print_table(curves: Curves) -> None:
+    """A rich table of the bandwidths at a handful of sizes, with the 1-byte costs as caption."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from nodecast.report.curves_plot import size_label
+
+    cols = table_sizes(curves.sizes)
+    wide = curves.at_sizes(cols)
+    table = Table(
+        title="Projected bandwidth n / T(n) in GB/s (1 GB = 1e9 B); sizes in KiB/MiB/GiB = 2^10/2^20/2^30 B",
+        caption="1-byte cost L+O: " + "; ".join(curves.one_byte_summary()),
+        caption_justify="left",
+    )
+    table.add_column("machine", no_wrap=True)
+    table.add_column("class", no_wrap=True)
+    table.add_column("model", no_wrap=True)
+    for s in cols:
+        table.add_column(size_label(s), justify="right")
+    previous: tuple[str, str] | None = None
+    for (machine, klass, model), row in wide.iterrows():
+        first = (machine, klass) != previous
+        if first and previous is not None and previous[0] != machine:
+            table.add_section()
+        cells = ["—" if not np.isfinite(row.get(s, np.nan)) else f"{row[s] / 1e9:.4g}" for s in cols]
+        table.add_row(machine if first else "", klass if first else "", model, *cells)
+        previous = (machine, klass)
+    console = Console()
+    if not console.is_terminal:  # a file or a pipe: do not squeeze the table into 80 columns
+        console = Console(width=max(console.width, 120))
+    console.print(table)
+    for line in curves.skipped:
+        console.print(f"not drawn: {line}")
+    shown: set[str] = set()
+    for machine in curves.machines:
+        for model in curves.models:
+            for note in curves.notes.get(f"{machine}/{model}", []):
+                if note.startswith(("1-byte cost", "L+O (1-byte cost) left out")) or note in shown:
+                    continue  # the caption summarises the 1-byte costs
+                console.print(f"[dim]{machine}: {note}[/dim]", highlight=False)
+                shown.add(note)

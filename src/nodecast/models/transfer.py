@@ -1,0 +1,361 @@
+"""AHEAD's data-transfer model (Abdelhafez et al.), registered as ``ahead``.
+
+Per TransferClass (paper: ../shared/reference/papers/ahead-data-transfer-projection.txt):
+
+=================  ==========================================================
+class              projected GPU time on the target
+=================  ==========================================================
+htod_pinned        eq. 10: ``(L+O) + n / BW_eff`` over the GPU's host link,
+                   the GPU reading host memory (PCIe eq. 4, NVLink eq. 6)
+dtoh_pinned        eq. 10, the GPU writing host memory (PCIe eq. 5, NVLink eq. 7)
+htod/dtoh_pageable eq. 9: ``(L+O) + 2n / MemBW + n / BW_eff``; MemBW is the
+                   target CPU's theoretical memory bandwidth per socket
+                   (``cpu.memory_bandwidth_bps``, as the paper, line 670)
+dtod               eq. 10 with the GPU's data-sheet DRAM bandwidth instead of
+                   BW_eff, and its own 1-byte cost (line 684); see Decisions
+peer               eq. 10 over the route between the two GPUs
+                   (``Machine.route``), its slowest link, the copy engine
+                   writing to the peer (eq. 5 / eq. 7); the paper only says its
+                   link models apply to GPU-GPU copies (line 690)
+htod/dtoh_managed  unified-memory migrations: like pinned copies over the host
+                   link (eq. 10), with their own 1-byte cost; page-fault
+                   handling is not modelled (the notes say so)
+dtod_managed       UM migration between GPUs: like a peer copy
+htoh, other        not handled: NaN, and the projector reports them
+=================  ==========================================================
+
+``n / BW_eff`` is computed as ``n_hat / LinkBW`` (the same by eq. 2), with
+``n_hat`` from ``pcie``, ``nvlink`` or ``c2c`` by the link's kind; an
+inter-socket ``socket-bus`` link is taken at its raw rate (``n_hat = n``).
+The link is the slowest on the route between the GPU an op ran on
+(``trace["device"]``) and its CPU socket (``Machine.host_link``). A trace
+device beyond the target's GPU count is mapped to ``device mod count`` (with
+a note). L+O per class comes from ``nodecast.models.one_byte`` (target
+measured > source measured > estimated from the source trace).
+
+Decisions
+---------
+* **Device-to-device copies move 2n bytes of DRAM traffic**: a copy inside one
+  GPU's memory reads n bytes and writes n bytes, so
+  ``T = (L+O) + 2n / DRAM_BW``. The paper's sentence (line 684) writes the
+  n-byte form; nodecast follows the paper's own accounting for a copy within
+  one memory, eq. 9's ``2n / MemBW`` for the pageable staging copy (line 667:
+  "we multiply n by two to incorporate the effect of reading/writing"), and
+  what copies measure: a device-local copy's n/t is half the DRAM traffic it
+  causes (NVIDIA/nvbandwidth issue #48: "1.1 TB/s represents the combined
+  read+write bandwidth for the copy operation ... ~2.2 TB/s"). Set
+  ``dtod_dram_passes = 1`` for the paper's literal form.
+* **PCIe TLP framing counted** (8 B per TLP) and **first request
+  ``min(MRRS, n)``**: see ``nodecast.models.pcie``. ``AheadModel(pcie_framing=
+  False, pcie_first_request="mrrs")`` gives the paper's equations verbatim.
+* **Eq. 10 as printed**, ``(L+O) + n / BW_eff``; AHEAD's code used ``n - 1``
+  bytes after the 1-byte cost (FORMATS.md A.3), a 1-byte difference.
+
+``ahead-no-latency`` is the same model without L+O (AHEAD's
+``AHEAD-MODEL-NO-LATENCY`` label).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+import numpy as np
+
+from nodecast.errors import InputError
+from nodecast.machines.topology import bottleneck, raw_rate_bps
+from nodecast.models import c2c, nvlink, pcie
+from nodecast.models.base import ModelResult, register
+from nodecast.models.one_byte import OneByteCost, resolve_one_byte
+from nodecast.traces.kinds import TransferClass
+
+if TYPE_CHECKING:
+    from nodecast.machines.schema import Link, Machine
+    from nodecast.traces.trace import Trace
+
+TC = TransferClass
+
+#: Host copies the GPU performs by reading host memory (host->device).
+HOST_READ = (TC.HTOD_PAGEABLE, TC.HTOD_PINNED, TC.HTOD_MANAGED)
+#: Host copies the GPU performs by writing host memory (device->host).
+HOST_WRITE = (TC.DTOH_PAGEABLE, TC.DTOH_PINNED, TC.DTOH_MANAGED)
+#: Copies staged through a pinned buffer by the driver (eq. 9).
+PAGEABLE = (TC.HTOD_PAGEABLE, TC.DTOH_PAGEABLE)
+#: Copies between two GPUs.
+GPU_TO_GPU = (TC.PEER, TC.DTOD_MANAGED)
+#: Unified-memory migrations.
+MANAGED = (TC.HTOD_MANAGED, TC.DTOH_MANAGED, TC.DTOD_MANAGED)
+#: Every class the transfer models project.
+HANDLED = (*HOST_READ, *HOST_WRITE, TC.DTOD, *GPU_TO_GPU)
+
+Direction = Literal["read", "write"]
+
+_GB = 1e9
+
+
+def _isin(classes: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray:
+    return np.isin(classes, np.array([int(c) for c in group], dtype=classes.dtype))
+
+
+def pcie_params(link: Link, *, framing: bool = True, first_request: Literal["min", "mrrs"] = "min") -> pcie.PCIeParams:
+    """``PCIeParams`` of a pcie Link with the model's options."""
+    return pcie.PCIeParams.from_link(link, framing=framing, first_request=first_request)
+
+
+def wire_time_s(
+    link: Link,
+    n: np.ndarray | float,
+    direction: Direction,
+    *,
+    pcie_framing: bool = True,
+    pcie_first_request: Literal["min", "mrrs"] = "min",
+) -> np.ndarray:
+    """``n / BW_eff`` (= ``n_hat / LinkBW``) over ``link``, dispatched on its kind, seconds."""
+    if link.kind == "pcie":
+        p = pcie_params(link, framing=pcie_framing, first_request=pcie_first_request)
+        if link.bandwidth_bps is not None:  # the file overrides eq. 3; keep eqs. 4-5
+            return pcie.bytes_on_wire(n, p, direction) / link.bandwidth_bps
+        return pcie.wire_time_s(n, p, direction)
+    if link.kind == "nvlink":
+        return nvlink.wire_time_s(n, link, direction)
+    if link.kind == "nvlink-c2c":
+        return c2c.wire_time_s(n, link, direction)
+    if link.kind == "socket-bus":
+        return np.asarray(n, dtype=np.float64) / raw_rate_bps(link)
+    msg = f"no transfer model for link kind {link.kind!r}"
+    raise InputError(msg, key=f"links.{link.id}")
+
+
+def effective_bandwidth_bps(link: Link, n: np.ndarray | float, direction: Direction, **options: object) -> np.ndarray:
+    """AHEAD eq. 2 over ``link``: ``n / wire_time_s``, bytes/s."""
+    n = np.asarray(n, dtype=np.float64)
+    return n / wire_time_s(link, n, direction, **options)  # type: ignore[arg-type]
+
+
+def describe_link(link: Link, *, pcie_framing: bool | None = None) -> str:
+    """One line naming a link, its kind and its per-direction rate (GB/s, 1 GB = 1e9 B)."""
+    rate = raw_rate_bps(link) / _GB
+    if link.kind == "pcie":
+        text = f"{link.id}: PCIe gen{link.gen} x{link.lanes}, {rate:.2f} GB/s per direction (eq. 3)"
+        if pcie_framing is not None:
+            p = pcie_params(link, framing=pcie_framing)
+            text += (
+                f"; MPS {p.mps_bytes} B, MRRS {p.mrrs_bytes} B, RCB {p.rcb_bytes} B, TLP header "
+                f"{p.mrd_header_bytes} B + {p.framing_bytes} B DL/PL framing"
+            )
+        return text
+    if link.kind == "nvlink":
+        return f"{link.id}: NVLink {link.gen} x {link.links} links, {rate:.2f} GB/s per direction (eq. 8)"
+    if link.kind == "nvlink-c2c":
+        return f"{link.id}: NVLink-C2C, {rate:.2f} GB/s per direction (NVLink flit framing assumed)"
+    return f"{link.id}: {link.kind}, {rate:.2f} GB/s per direction"
+
+
+class TransferModelBase:
+    """Shared dispatch of the transfer models: per class, per GPU, per link, vectorized.
+
+    Subclasses set the ClassVars and override ``_link_time_s``,
+    ``_staging_time_s`` and ``_dtod_time_s``. ``one_byte_fallback_s`` is the
+    last-resort L+O (``nodecast.models.one_byte`` step 5).
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[str] = "transfer"
+    baseline: ClassVar[bool] = False
+    description: ClassVar[str]
+    include_latency: ClassVar[bool] = True
+
+    def __init__(self, *, one_byte_fallback_s: float | None = None, one_byte_fallback_label: str = "given default") -> None:
+        self.one_byte_fallback_s = one_byte_fallback_s
+        self.one_byte_fallback_label = one_byte_fallback_label
+
+    # -- hooks ----------------------------------------------------------------
+    def _link_time_s(self, link: Link, n: np.ndarray, direction: Direction) -> np.ndarray:
+        raise NotImplementedError
+
+    def _staging_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray | None:
+        """Extra time of a pageable copy (None: staging not modelled)."""
+        return None
+
+    def _dtod_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
+        raise NotImplementedError
+
+    def _link_note(self, link: Link) -> str:
+        return describe_link(link)
+
+    def _method_notes(self, target: Machine, present: set[int]) -> list[str]:
+        return []
+
+    # -- Model protocol -------------------------------------------------------
+    def accepts(self, trace: Trace) -> np.ndarray:
+        """Boolean mask of the copies this model projects (all but HtoH and unclassified)."""
+        return _isin(trace.transfer_class, HANDLED)
+
+    def one_byte(self, trace: Trace, source: Machine | None, target: Machine) -> OneByteCost:
+        """L+O per class present in ``trace`` (see ``nodecast.models.one_byte``)."""
+        tc = trace.transfer_class
+        present = [TC(int(c)) for c in np.unique(tc[self.accepts(trace)])]
+        return resolve_one_byte(
+            trace, source, target, present,
+            fallback_s=self.one_byte_fallback_s, fallback_label=self.one_byte_fallback_label,
+        )
+
+    def project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
+        """Projected GPU time on ``target`` of every copy of ``trace`` (NaN for the others)."""
+        n_ops = len(trace)
+        time_s = np.full(n_ops, np.nan)
+        notes: list[str] = []
+        tc = trace.transfer_class
+        handled = self.accepts(trace)
+        if not handled.any():
+            notes.append("no copies this model handles in the trace")
+            return ModelResult(self.name, time_s, notes=notes)
+
+        count = target.gpu.count
+        n = trace["bytes"].astype(np.float64)
+        transfer = np.full(n_ops, np.nan)
+
+        def gpu_index(column: str) -> np.ndarray:
+            dev = trace[column].astype(np.int64)
+            return np.where(dev < 0, 0, dev)
+
+        dev, src, dst = gpu_index("device"), gpu_index("src_device"), gpu_index("dst_device")
+        g2g = handled & _isin(tc, GPU_TO_GPU)
+        one_gpu = handled & ~g2g
+        beyond = (one_gpu & (dev >= count)) | (g2g & ((src >= count) | (dst >= count)))
+        if beyond.any():
+            notes.append(
+                f"{int(beyond.sum())} copies ran on GPUs beyond the target's {count}: device i is mapped to "
+                f"target GPU i mod {count}"
+            )
+        dev_t = dev % count
+
+        # Host <-> GPU copies over each GPU's host link.
+        links_used: dict[int, Link] = {}
+        for direction, group in (("read", HOST_READ), ("write", HOST_WRITE)):
+            in_group = one_gpu & _isin(tc, group)
+            for g in np.unique(dev_t[in_group]):
+                sel = in_group & (dev_t == g)
+                link = target.host_link(int(g))
+                links_used[int(g)] = link
+                transfer[sel] = self._link_time_s(link, n[sel], direction)  # type: ignore[arg-type]
+        for g, link in sorted(links_used.items()):
+            notes.append(f"gpu{g} host link on {target.name}: {self._link_note(link)}")
+
+        pageable = one_gpu & _isin(tc, PAGEABLE)
+        if pageable.any():
+            extra = self._staging_time_s(n[pageable], target)
+            if extra is not None:
+                transfer[pageable] += extra
+
+        dtod = one_gpu & (tc == TC.DTOD)
+        if dtod.any():
+            transfer[dtod] = self._dtod_time_s(n[dtod], target)
+
+        # GPU <-> GPU copies over the route between the two GPUs.
+        if g2g.any():
+            src, dst = src % count, dst % count
+            same = g2g & (src == dst)
+            if same.any():
+                transfer[same] = self._dtod_time_s(n[same], target)
+                notes.append(
+                    f"{int(same.sum())} GPU-to-GPU copies land on one GPU of {target.name}: projected as "
+                    "device-to-device copies"
+                )
+            other = g2g & ~same
+            pair = src * count + dst
+            for code in np.unique(pair[other]):
+                s, d = divmod(int(code), count)
+                sel = other & (pair == code)
+                try:
+                    route = target.route(f"gpu{s}", f"gpu{d}")
+                except InputError:
+                    notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: {int(sel.sum())} copies not projected")
+                    continue
+                link = bottleneck(route)
+                transfer[sel] = self._link_time_s(link, n[sel], "write")
+                hops = " -> ".join(lk.id for lk in route)
+                notes.append(f"gpu{s} -> gpu{d} on {target.name}: route {hops}; slowest {self._link_note(link)}")
+
+        present = {int(c) for c in np.unique(tc[handled])}
+        if present & {int(c) for c in MANAGED}:
+            k = int((handled & _isin(tc, MANAGED)).sum())
+            notes.append(
+                f"{k} unified-memory migrations projected like explicit copies over the same link "
+                "(eq. 10); page-fault and migration-policy costs are not modelled"
+            )
+        notes.extend(self._method_notes(target, present))
+
+        if self.include_latency:
+            lo = self.one_byte(trace, source, target)
+            notes.extend(lo.notes())
+            time_s[handled] = lo.per_op(tc[handled]) + transfer[handled]
+        else:
+            notes.append("L+O (1-byte cost) left out")
+            time_s[handled] = transfer[handled]
+
+        skipped = int((~handled & (tc != TC.NOT_A_TRANSFER)).sum())
+        if skipped:
+            notes.append(f"{skipped} copies of kind HtoH or unclassified not projected (NaN)")
+        return ModelResult(self.name, time_s, notes=notes)
+
+
+@register
+class AheadModel(TransferModelBase):
+    """AHEAD: LogGP with protocol-overhead effective bandwidth (eqs. 2-10)."""
+
+    name: ClassVar[str] = "ahead"
+    baseline: ClassVar[bool] = False
+    description: ClassVar[str] = (
+        "AHEAD data-transfer model: (L+O) + [2n/MemBW for pageable] + n/BW_eff, BW_eff from "
+        "PCIe TLP / NVLink flit overheads; D2D at GPU DRAM bandwidth"
+    )
+    #: DRAM bytes per copied byte of a device-to-device copy (read + write; see Decisions).
+    dtod_dram_passes: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        *,
+        pcie_framing: bool = True,
+        pcie_first_request: Literal["min", "mrrs"] = "min",
+        one_byte_fallback_s: float | None = None,
+        one_byte_fallback_label: str = "given default",
+    ) -> None:
+        super().__init__(one_byte_fallback_s=one_byte_fallback_s, one_byte_fallback_label=one_byte_fallback_label)
+        self.pcie_framing = pcie_framing
+        self.pcie_first_request = pcie_first_request
+
+    def _link_time_s(self, link: Link, n: np.ndarray, direction: Direction) -> np.ndarray:
+        return wire_time_s(link, n, direction, pcie_framing=self.pcie_framing,
+                           pcie_first_request=self.pcie_first_request)
+
+    def _staging_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
+        return 2.0 * n / target.cpu.memory_bandwidth_bps
+
+    def _dtod_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
+        return self.dtod_dram_passes * n / target.gpu.dram_bandwidth_bps
+
+    def _link_note(self, link: Link) -> str:
+        return describe_link(link, pcie_framing=self.pcie_framing)
+
+    def _method_notes(self, target: Machine, present: set[int]) -> list[str]:
+        out = []
+        if present & {int(c) for c in PAGEABLE}:
+            out.append(
+                f"pageable copies: eq. 9 with MemBW = {target.cpu.memory_bandwidth_bps / _GB:.1f} GB/s "
+                f"({target.cpu.model} data sheet, theoretical) for the 2n staging bytes"
+            )
+        if int(TC.DTOD) in present:
+            out.append(
+                f"device-to-device copies: {self.dtod_dram_passes}n bytes of DRAM traffic at "
+                f"{target.gpu.dram_bandwidth_bps / _GB:.0f} GB/s ({target.gpu.model} data sheet)"
+            )
+        return out
+
+
+@register
+class AheadNoLatencyModel(AheadModel):
+    """AHEAD without the 1-byte cost L+O (AHEAD's AHEAD-MODEL-NO-LATENCY)."""
+
+    name: ClassVar[str] = "ahead-no-latency"
+    description: ClassVar[str] = "AHEAD without L+O: [2n/MemBW for pageable] + n/BW_eff"
+    include_latency: ClassVar[bool] = False

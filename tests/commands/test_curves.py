@@ -1,0 +1,90 @@
+"""The ``nodecast curves`` command: table, figure, CSV and user errors."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+import pytest
+
+from nodecast.commands import curves as curves_cmd
+from nodecast.errors import InputError
+
+
+def run(argv: list[str]) -> int:
+    """Parse ``nodecast curves ARGV`` with the command's own parser and run it."""
+    parser = argparse.ArgumentParser(prog="nodecast")
+    curves_cmd.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["curves", *argv])
+    return args.func(args)
+
+
+def test_writes_png_and_csv(tmp_path, capsys):
+    """The command prints the GB/s table and writes a PNG and a CSV with SI columns."""
+    png, csv = tmp_path / "curves.png", tmp_path / "curves.csv"
+    assert run(["--machines", "titan", "--sizes", "1:1Mi", "-o", str(png), "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "GB/s (1 GB = 1e9 B)" in out
+    assert "1 MiB" in out and "6.059" in out  # ahead, htod_pinned at 1 MiB on Titan (0.96 µs L+O)
+    assert "assumed 0.96 µs" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = pd.read_csv(csv)
+    assert list(table.columns) == ["machine", "model", "transfer_class", "bytes", "time_s", "bandwidth_bps"]
+    assert set(table["model"]) == {"ahead", "ahead-no-latency", "peak-bandwidth", "back-of-envelope"}
+    assert table["bytes"].max() == 2**20
+    assert not list(tmp_path.glob(".*.part"))
+
+
+def test_svg_output_and_one_byte_option(tmp_path, capsys):
+    """An .svg figure is written; --one-byte-us changes the assumed cost shown."""
+    svg = tmp_path / "c.svg"
+    assert run(["--machines", "titan", "--classes", "dtod", "--sizes", "1Ki,1Mi", "--one-byte-us", "2",
+                "-o", str(svg)]) == 0
+    assert svg.read_text().lstrip().startswith("<?xml")
+    assert "assumed 2 µs (--one-byte-us)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--machines", "titan", "--sizes", "1K:1M"], "--sizes"),
+    (["--machines", "titan", "--classes", "sideways"], "--classes"),
+    (["--machines", "titan", "--models", "nope"], "--models"),
+    (["--machines", "titan", "--one-byte-us", "-1"], "--one-byte-us"),
+    (["--machines", "titan,titan"], "--machines"),
+    (["--machines", "no-such-machine"], "unknown machine"),
+    (["--machines", "titan", "-o", "curves.jpg"], "unknown figure format"),
+])
+def test_user_errors(argv, match, tmp_path, monkeypatch):
+    """Bad options are InputErrors naming the option, raised before anything is written."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=match):
+        run(argv)
+    assert not list(tmp_path.iterdir())
+
+
+def test_missing_output_folder_is_an_input_error(tmp_path):
+    """A figure path in a folder that does not exist is an InputError, not a traceback."""
+    with pytest.raises(InputError, match="folder does not exist"):
+        run(["--machines", "titan", "--sizes", "1Ki,1Mi", "-o", str(tmp_path / "nope" / "c.png")])
+
+
+def test_table_sizes_fall_back_to_the_sweep():
+    """When none of 1 KiB ... 1 GiB is swept, up to five swept sizes are tabulated."""
+    import numpy as np
+
+    assert curves_cmd.table_sizes(np.array([1, 2, 4, 8])) == [1, 2, 4, 8]
+    assert curves_cmd.table_sizes(np.array([2**10, 2**11, 2**20])) == [2**10, 2**20]
+
+
+def test_through_the_cli_entry_point(tmp_path, capsys):
+    """`nodecast curves` through cli.main exits 0, and 2 on a user error."""
+    try:
+        from nodecast.cli import build_parser
+
+        build_parser()
+    except ModuleNotFoundError as exc:  # another command module not written yet
+        pytest.skip(f"cli not complete: {exc}")
+    from nodecast.cli import main
+
+    assert main(["curves", "--machines", "titan", "--sizes", "1Ki,1Mi"]) == 0
+    assert main(["curves", "--machines", "titan", "--sizes", "1K"]) == 2
+    assert "--sizes" in capsys.readouterr().err
