@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "curves",
     "evaluate",
     "convert",
+    "kernels",
+    "roofline",
 )
 
 

@@ -83,6 +83,8 @@ def register(factory: Callable[[], Model]) -> Callable[[], Model]:
 def _load_builtin_models() -> None:
     # Importing the modules runs their @register decorators.
     import nodecast.models.baselines  # noqa: F401
+    import nodecast.models.kernel_baselines  # noqa: F401
+    import nodecast.models.roofline  # noqa: F401
     import nodecast.models.transfer  # noqa: F401
 
 

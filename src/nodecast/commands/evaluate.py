@@ -1,0 +1,75 @@
+"""``nodecast evaluate TRACE_A TRACE_B --from A --to B``: project run A onto B, compare with run B (WMAPE)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from nodecast.commands import common
+from nodecast.evaluate import UNCHANGED, evaluate
+from nodecast.report import tables as t
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="project trace A onto node B and measure the error against trace B",
+                       description=__doc__)
+    p.add_argument("trace_a", help="trace recorded on the source node (or sample:NAME)")
+    p.add_argument("trace_b", help="trace of the same program recorded on the target node")
+    common.add_machine_options(p)
+    common.add_model_option(p)
+    common.add_metrics_option(p)
+    p.add_argument("--png", metavar="FILE", help="box plot of per-op errors per model and transfer kind")
+    p.add_argument("-o", "--output", metavar="FILE", help="matched ops with actual and projected times")
+    p.add_argument("--table", metavar="FILE", help="the WMAPE table (.csv, .parquet or .json)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nodecast.report.export import check_table_path, write_table
+    from nodecast.report.figures import check_figure_path
+
+    for out in (args.output, args.table):
+        if out:
+            check_table_path(out)
+    if args.png:
+        check_figure_path(args.png)
+    source, target = common.machines(args)
+    a = common.trace(args.trace_a)
+    b = common.trace(args.trace_b)
+    ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args))
+    console = Console()
+    al = ev.alignment
+    console.print(
+        f"A: [bold]{a.meta.source}[/] ({len(a):,} ops on {source.name})\n"
+        f"B: [bold]{b.meta.source}[/] ({len(b):,} ops on {target.name})\n"
+        f"aligned {len(al.index_a):,} op pairs; evaluated {len(ev.actual_s):,} projected transfers; "
+        f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
+        + (f"; {al.realigned_groups} groups re-aligned on byte sequence" if al.realigned_groups else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = ev.table()
+    baseline = {m.name for m in ev.projection.models if m.baseline}
+    table.insert(1, "type", ["reference" if m == UNCHANGED else "baseline" if m in baseline else "model"
+                             for m in table["model"]])
+    cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
+    t.render(table, f"WMAPE (%) of projected GPU time, {source.name} -> {target.name}, per model and transfer kind",
+             {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
+             caption="WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "
+                     "over all the model's ops; 'unchanged' = the op keeps its time on A.")
+    unmatched = al.unmatched_summary(a, b)
+    if len(unmatched):
+        t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)
+    for note in ev.notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    if args.png:
+        from nodecast.report.figures import error_boxplot
+
+        print(f"wrote {error_boxplot(ev, args.png)}", file=sys.stderr)
+    if args.output:
+        print(f"wrote {write_table(ev.per_op(), args.output)}", file=sys.stderr)
+    if args.table:
+        print(f"wrote {write_table(table, args.table)}", file=sys.stderr)
+    return 0

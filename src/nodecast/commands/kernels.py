@@ -1,0 +1,110 @@
+"""``nodecast kernels METRICS.csv [MORE.csv ...] --from A --to B``: project GPU kernels onto another GPU.
+
+Reads Nsight Compute CSV exports (one wide ``--page raw`` file, or several
+files of one metric each, joined by kernel name and occurrence) and projects
+every launch with the hierarchical roofline model (Van Lanker et al.,
+Euro-Par 2024) and the kernel baselines. Prints one row per kernel name;
+``-o`` writes one row per launch with every intermediate quantity.
+``--print-ncu-command`` prints the ncu command that collects the metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from nodecast.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kernels", help="project GPU kernels profiled with Nsight Compute onto another GPU",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("metrics", nargs="*", metavar="METRICS.csv", help="ncu CSV export(s) of one run")
+    p.add_argument("--from", dest="source", metavar="MACHINE",
+                   help="node the kernels were profiled on (catalogue name or TOML path)")
+    p.add_argument("--to", dest="target", metavar="MACHINE", help="node to project onto")
+    p.add_argument("--models", metavar="M1,M2", default=None,
+                   help="kernel models to run (default: roofline and the kernel baselines)")
+    p.add_argument("--sass-source", metavar="FILE", help="cuobjdump -sass / nvdisasm text of the source build")
+    p.add_argument("--sass-target", metavar="FILE", help="the same for the target build")
+    p.add_argument("--sass-counts", metavar="CSV",
+                   help="per-instruction thread-execution counts of the source run "
+                        "(columns function, pc_offset, threads_executed[, launch])")
+    p.add_argument("-o", "--output", metavar="FILE", help="per-launch table (.csv, .parquet or .json)")
+    p.add_argument("--per-launch", action="store_true", help="print one row per launch instead of per kernel")
+    p.add_argument("--print-ncu-command", action="store_true",
+                   help="print the Nsight Compute command that collects the metrics, and exit")
+    p.set_defaults(func=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not args.metrics:
+        raise InputError("missing METRICS.csv argument", key="kernels",
+                         hint="nodecast kernels METRICS.csv --from A --to B (collect with --print-ncu-command)")
+    for opt in ("source", "target"):
+        if not getattr(args, opt):
+            raise InputError(f"missing --{'from' if opt == 'source' else 'to'} MACHINE", key="kernels",
+                             hint="Name a catalogue machine (nodecast machines) or a machine TOML file")
+    if bool(args.sass_source) != bool(args.sass_target):
+        raise InputError("--sass-source and --sass-target go together", key="--sass-source")
+    if args.sass_counts and not args.sass_source:
+        raise InputError("--sass-counts needs --sass-source and --sass-target", key="--sass-counts")
+
+
+def run(args: argparse.Namespace) -> int:
+    from nodecast.machines import load_machine
+    from nodecast.models.roofline import project_metrics, short_kernel_name
+    from nodecast.models.sass import SassComparison
+    from nodecast.report import tables as t
+    from nodecast.report.export import check_table_path, write_table
+    from nodecast.traces.ncu import NCU_COMMAND, read_ncu_csv
+
+    if args.print_ncu_command:
+        print(NCU_COMMAND)
+        return 0
+    _check(args)
+    if args.output:
+        check_table_path(args.output)
+    models = None
+    if args.models is not None:
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        if not models:
+            raise InputError("empty model list", key="--models")
+    source, target = load_machine(args.source), load_machine(args.target)
+    metrics = read_ncu_csv(args.metrics)
+    sass = (SassComparison.from_files(args.sass_source, args.sass_target, args.sass_counts)
+            if args.sass_source else None)
+    proj = project_metrics(metrics, source, target, models, sass)
+    launches = proj.launches()  # computed before anything is written or printed
+    console = Console()
+    console.print(f"[bold]{len(metrics)} kernel launches[/] ({len(metrics.kernel_names)} kernels) "
+                  f"profiled on {source.name} ({source.gpu.model}), projected onto {target.name} "
+                  f"({target.gpu.model})")
+    if args.per_launch:
+        cols = ["kernel", "occurrence", "source_s"]
+        if proj.roofline is not None:
+            cols += ["bound_target", "roofline_low_s", "roofline_high_s"]
+        cols += [f"{n}_s" for n in proj.results]
+        table = launches[cols].copy()
+    else:
+        table = proj.summary()
+    names = {n: short_kernel_name(n) for n in table["kernel"].unique()}
+    table["kernel"] = table["kernel"].map(names)
+    if "bound_target" in table:
+        table = table.rename(columns={"bound_target": "bound"})
+    if "roofline_low_s" in table:
+        lo, hi = table.pop("roofline_low_s"), table.pop("roofline_high_s")
+        at = list(table.columns).index("bound") + 1 if "bound" in table else len(table.columns)
+        table.insert(at, "interval (roofline)", [f"{t.fmt_seconds(a)} – {t.fmt_seconds(b)}" for a, b in zip(lo, hi, strict=True)])
+    fmts = {c: t.fmt_seconds for c in table.columns if c.endswith("_s")}
+    fmts["launches"] = t.fmt_int
+    t.render(table, f"Kernel time on {source.name} (source_s, measured under ncu) and projected on "
+             f"{target.name} per model (<model>_s; sums over launches; bound: the largest term on the target)",
+             fmts, console)
+    for note in proj.notes():
+        console.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
+    if args.output:
+        write_table(launches, args.output)
+        console.print(f"wrote {len(launches)} launches to {args.output}")
+    return 0

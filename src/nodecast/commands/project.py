@@ -1,0 +1,72 @@
+"""``nodecast project TRACE --from A --to B``: per-op projected GPU times, every model side by side."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from nodecast.commands import common
+from nodecast.models.base import get_models, model_names
+from nodecast.project import project
+from nodecast.report import tables as t
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("project", help="project a trace's GPU op times from node A onto node B",
+                       description=__doc__)
+    p.add_argument("trace", nargs="?", help="trace file or sample:NAME")
+    common.add_machine_options(p)
+    common.add_model_option(p)
+    common.add_metrics_option(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="per-op table (.csv, .parquet or .json)")
+    p.add_argument("--summary", metavar="FILE", help="summary table (.csv, .parquet or .json)")
+    p.set_defaults(func=run)
+    # --list-models works without a trace or machines.
+    lp = sub.add_parser("models", help="list the projection models", description="List the registered models.")
+    lp.set_defaults(func=list_models)
+
+
+def list_models(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    rows = [{"model": m.name, "kind": m.kind, "baseline": "yes" if m.baseline else "", "description": m.description}
+            for m in get_models(model_names())]
+    t.render(pd.DataFrame(rows), "Projection models (nodecast project --models NAME,...)")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from nodecast.errors import InputError
+    from nodecast.report.export import check_table_path, write_table
+
+    if not args.trace:
+        raise InputError("missing TRACE argument", key="project", hint="nodecast project TRACE --from A --to B")
+    for out in (args.output, args.summary):
+        if out:
+            check_table_path(out)
+    source, target = common.machines(args)
+    tr = common.trace(args.trace)
+    proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args))
+    console = Console()
+    console.print(f"[bold]{tr.meta.source}[/]: {len(tr):,} GPU ops, projected {source.name} -> {target.name}",
+                  soft_wrap=True)
+    summary = proj.summary()
+    fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds}
+    for name in proj.results:
+        fmts[f"{name}_s"] = t.fmt_seconds
+        fmts[f"{name}_ops"] = t.fmt_int
+    t.render(summary, f"GPU time on {source.name} (source_s) and projected on {target.name} per model "
+             "(<model>_ops: ops the model handled)", fmts, console)
+    unhandled = proj.unhandled()
+    if len(unhandled):
+        t.render(unhandled, "Ops no model could handle (not projected)",
+                 {"ops": t.fmt_int, "source_s": t.fmt_seconds}, console)
+    for note in proj.notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    if args.output:
+        print(f"wrote {write_table(proj.frame(), args.output)}", file=sys.stderr)
+    if args.summary:
+        print(f"wrote {write_table(summary, args.summary)}", file=sys.stderr)
+    return 0

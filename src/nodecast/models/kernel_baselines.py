@@ -1,0 +1,157 @@
+"""Reference models a kernel projection must beat: bandwidth ratio, peak ratio, plain roofline.
+
+Each scales the kernel's source time ``T_s`` by one ratio of the two GPUs'
+figures, taken as the roofline model takes them (``roofline.gpu_figures``:
+measured maxima, else data sheet x the source's measured/peak ratio, else
+data sheet), so that a difference between these and ``roofline`` comes from
+the modelling, not from the inputs:
+
+* ``dram-ratio``: ``T_t = T_s * BW_DRAM,s / BW_DRAM,t`` (every kernel memory-bound);
+* ``flops-ratio``: ``T_t = T_s * P_s / P_t`` with P the FMA peak of the
+  kernel's dominant precision (by FLOP; FP32 when the kernel has none)
+  (every kernel compute-bound);
+* ``plain-roofline``: eq. 1 with the GPU maxima and DRAM only, no ceilings:
+  ``T_t = T_s * roofline_t(OI) / roofline_s(OI)`` inverted, i.e.
+  ``T_s * max(N_DRAM / BW_t, sum_p FLOP_p / P_t,p) / max(N_DRAM / BW_s, sum_p FLOP_p / P_s,p)``.
+
+Like ``roofline``, the baselines project the kernels that have Nsight Compute
+metrics (given to the constructor; ``nodecast kernels`` does it): the source
+time is ncu's duration. Built from the registry without metrics (as
+``nodecast project`` and ``evaluate`` do for every registered model) they
+accept no op, so that they never change what the transfer models are
+evaluated on, nor fail on a machine file without compute peaks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from nodecast.models.base import ModelResult, register
+from nodecast.models.roofline import MODEL_PRECISIONS, GpuFigures, gpu_figures
+from nodecast.traces.ncu import KernelMetrics, join_trace
+
+if TYPE_CHECKING:
+    from nodecast.machines.schema import Machine
+    from nodecast.traces.trace import Trace
+
+
+def _flop_by_precision(metrics: KernelMetrics, rows: np.ndarray) -> dict[str, np.ndarray]:
+    t = metrics.table
+    out = {}
+    for p in MODEL_PRECISIONS:
+        cols = [f"{p}_fma_inst", f"{p}_add_inst", f"{p}_mul_inst"]
+        vals = [np.nan_to_num(t[c].to_numpy(dtype=np.float64)[rows]) for c in cols]
+        out[p] = 2.0 * vals[0] + vals[1] + vals[2]
+    return out
+
+
+class _KernelBaseline:
+    """Shared plumbing: the ops with metrics, their ncu durations, the GPU figures; ``_scale`` does the rest."""
+
+    kind: ClassVar[str] = "kernel"
+    baseline: ClassVar[bool] = True
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def __init__(self, metrics: KernelMetrics | None = None) -> None:
+        self.metrics = metrics
+
+    def _rows(self, trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+        """Trace rows projected (kernel ops with a metrics row) and their metrics rows."""
+        if self.metrics is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        join = join_trace(self.metrics, trace)
+        rows = np.flatnonzero(join >= 0)
+        return rows, join[rows]
+
+    def accepts(self, trace: Trace) -> np.ndarray:
+        """Kernel ops that have a metrics row (none without metrics)."""
+        out = np.zeros(len(trace), dtype=bool)
+        out[self._rows(trace)[0]] = True
+        return out
+
+    def project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
+        """Projected times of the accepted kernel ops; NaN elsewhere."""
+        rows, mrows = self._rows(trace)
+        out = np.full(len(trace), np.nan)
+        if self.metrics is None:
+            return ModelResult(self.name, out, None, None, ["no Nsight Compute metrics given: no kernel projected"])
+        notes: list[str] = []
+        if rows.size:
+            src, tgt = gpu_figures(source), gpu_figures(target, reference=source)
+            t_s = self.metrics.table["duration_s"].to_numpy(dtype=np.float64)[mrows]
+            out[rows] = self._scale(t_s, mrows, src, tgt, notes)
+        return ModelResult(self.name, out, None, None, notes)
+
+    def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
+               notes: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+@register
+class DramRatioModel(_KernelBaseline):
+    """Every kernel DRAM-bound: source time x source/target DRAM bandwidth."""
+
+    name: ClassVar[str] = "dram-ratio"
+    description: ClassVar[str] = "kernel time x DRAM bandwidth ratio (source/target)"
+
+    def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
+               notes: list[str]) -> np.ndarray:
+        bs, bt = src.bw("dram", self.name), tgt.bw("dram", self.name)
+        notes.append(f"DRAM {bs / 1e9:,.0f} GB/s ({src.origin['bw.dram']}) -> {bt / 1e9:,.0f} GB/s "
+                     f"({tgt.origin['bw.dram']}): x{bs / bt:.3f}")
+        return t_s * (bs / bt)
+
+
+@register
+class FlopsRatioModel(_KernelBaseline):
+    """Every kernel compute-bound: source time x source/target FMA peak of its dominant precision."""
+
+    name: ClassVar[str] = "flops-ratio"
+    description: ClassVar[str] = "kernel time x FMA peak ratio (source/target) of its dominant precision"
+
+    def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
+               notes: list[str]) -> np.ndarray:
+        flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
+        stack = np.vstack([flop[p] for p in MODEL_PRECISIONS])
+        dom = np.where(stack.max(axis=0) > 0, np.argmax(stack, axis=0), MODEL_PRECISIONS.index("fp32"))
+        if (stack.max(axis=0) <= 0).any():
+            notes.append(f"{int((stack.max(axis=0) <= 0).sum())} kernels without FLOP scaled by the FP32 peaks")
+        ratio = np.empty(len(t_s))
+        for i, p in enumerate(MODEL_PRECISIONS):
+            sel = dom == i
+            if sel.any():
+                r = src.peak(p, "fma", self.name) / tgt.peak(p, "fma", self.name)
+                ratio[sel] = r
+                notes.append(f"{int(sel.sum())} kernels {p.upper()}: x{r:.3f} ({src.origin[f'fma.{p}']} -> "
+                             f"{tgt.origin[f'fma.{p}']})")
+        return t_s * ratio
+
+
+@register
+class PlainRooflineModel(_KernelBaseline):
+    """Eq. 1 on each GPU with its maxima, DRAM level only, no kernel-specific ceilings."""
+
+    name: ClassVar[str] = "plain-roofline"
+    description: ClassVar[str] = "kernel time x ratio of min(BW_DRAM x OI, peak) on each GPU (no ceilings)"
+
+    def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
+               notes: list[str]) -> np.ndarray:
+        flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
+        dram = np.nan_to_num(self.metrics.table["dram_bytes"].to_numpy(dtype=np.float64)[mrows])
+
+        def bound_time(fig: GpuFigures) -> np.ndarray:
+            t = dram / fig.bw("dram", self.name)
+            comp = np.zeros(len(t_s))
+            for p in MODEL_PRECISIONS:
+                if (flop[p] > 0).any():
+                    comp += flop[p] / fig.peak(p, "fma", self.name)
+            return np.maximum(t, comp)
+
+        r_s, r_t = bound_time(src), bound_time(tgt)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(r_s > 0, t_s * r_t / r_s, t_s)
+        notes.append("FMA peaks and DRAM bandwidth of each GPU (eq. 1, no ceilings)")
+        return out

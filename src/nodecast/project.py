@@ -1,0 +1,156 @@
+"""Apply every registered model to a trace: per-op projected times on the target.
+
+The projector knows no model by name (see ``nodecast.models.base``): it runs
+each registered model (or those chosen) over the whole trace and keeps their
+results side by side. Ops that no model handles are reported, never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from nodecast.machines.schema import Machine
+from nodecast.models.base import Model, ModelResult, get_models
+from nodecast.traces.kinds import OpKind, TransferClass
+from nodecast.traces.trace import Trace
+
+if TYPE_CHECKING:
+    from nodecast.traces.ncu import KernelMetrics
+
+_CLASS_KEYS = np.array([c.key for c in TransferClass], dtype=object)
+_KIND_KEYS = np.array([k.name.lower() for k in OpKind], dtype=object)
+
+
+def op_category(trace: Trace) -> np.ndarray:
+    """Per-op row label of summaries: the transfer class for copies, else the op kind."""
+    cls = trace.transfer_class
+    return np.where(cls > 0, _CLASS_KEYS[cls], _KIND_KEYS[trace["kind"]])
+
+
+@dataclass
+class Projection:
+    """Projected GPU times of one trace on a target machine, per model.
+
+    ``results[name].time_s`` is aligned with the trace's rows (NaN: not handled).
+    """
+
+    trace: Trace
+    source: Machine
+    target: Machine
+    models: list[Model]
+    results: dict[str, ModelResult]
+    notes: list[str] = field(default_factory=list)
+    idle: dict[str, str] = field(default_factory=dict)  # model -> why it projected nothing
+
+    @property
+    def source_s(self) -> np.ndarray:
+        """Measured GPU time of every op on the source node, seconds."""
+        return self.trace.duration_ns.astype(np.float64) * 1e-9
+
+    @property
+    def handled_by_any(self) -> np.ndarray:
+        """Ops at least one model projected."""
+        mask = np.zeros(len(self.trace), dtype=bool)
+        for r in self.results.values():
+            mask |= r.handled
+        return mask
+
+    def unhandled(self) -> pd.DataFrame:
+        """Ops no model could handle, grouped by category: count and source GPU time."""
+        in_scope = self.trace["kind"] != OpKind.SYNC  # syncs are not work to project
+        miss = in_scope & ~self.handled_by_any
+        cats = op_category(self.trace)[miss]
+        df = pd.DataFrame({"category": cats, "source_s": self.source_s[miss]})
+        out = df.groupby("category", sort=True).agg(ops=("source_s", "size"), source_s=("source_s", "sum"))
+        return out.reset_index()
+
+    def frame(self) -> pd.DataFrame:
+        """One row per op (syncs excluded), the models' projected times side by side."""
+        t = self.trace
+        keep = t["kind"] != OpKind.SYNC
+        data: dict[str, object] = {
+            "op": np.flatnonzero(keep),
+            "kind": _KIND_KEYS[t["kind"][keep]],
+            "transfer_class": _CLASS_KEYS[t.transfer_class[keep]],
+            "bytes": t["bytes"][keep],
+            "device": t["device"][keep],
+            "stream": t["stream"][keep],
+            "correlation": t["correlation"][keep],
+            "start_ns": t["start_ns"][keep],
+            "source_s": self.source_s[keep],
+        }
+        for name, r in self.results.items():
+            data[f"{name}_s"] = r.time_s[keep]
+            if r.low_s is not None and r.high_s is not None:
+                data[f"{name}_low_s"] = r.low_s[keep]
+                data[f"{name}_high_s"] = r.high_s[keep]
+        df = pd.DataFrame(data)
+        df.insert(3, "name", t.kernel_names()[keep])
+        return df
+
+    def summary(self) -> pd.DataFrame:
+        """Per category and in total: ops, bytes, source time, projected time per model.
+
+        A model's sum covers only the ops it handled; ``<model>_ops`` says how
+        many that is, so a partial sum is never mistaken for a full one.
+        """
+        cats = op_category(self.trace)
+        keep = self.trace["kind"] != OpKind.SYNC
+        df = pd.DataFrame({"category": cats[keep], "bytes": self.trace["bytes"][keep],
+                           "source_s": self.source_s[keep]})
+        for name, r in self.results.items():
+            df[f"{name}_s"] = r.time_s[keep]
+            df[f"{name}_ops"] = r.handled[keep]
+        agg = {"ops": ("source_s", "size"), "bytes": ("bytes", "sum"), "source_s": ("source_s", "sum")}
+        for name in self.results:
+            agg[f"{name}_s"] = (f"{name}_s", "sum")  # pandas sum skips NaN
+            agg[f"{name}_ops"] = (f"{name}_ops", "sum")
+        by_cat = df.groupby("category", sort=True).agg(**agg).reset_index()
+        total = {"category": "total", **{k: by_cat[k].sum() for k in by_cat.columns if k != "category"}}
+        return pd.concat([by_cat, pd.DataFrame([total])], ignore_index=True)
+
+
+def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:
+    """One line per distinct note, prefixed by every model that made it (first-seen order)."""
+    who: dict[str, list[str]] = {}
+    for name, notes in per_model.items():
+        for note in notes:
+            who.setdefault(note, []).append(name)
+    return [f"{', '.join(names)}: {note}" for note, names in who.items()]
+
+
+def project(
+    trace: Trace,
+    source: Machine,
+    target: Machine,
+    model_names: list[str] | None = None,
+    kind: str | None = None,
+    metrics: KernelMetrics | None = None,
+) -> Projection:
+    """Run the chosen (default: all registered) models of ``kind`` over ``trace``.
+
+    ``metrics`` (Nsight Compute, ``nodecast.traces.ncu.read_ncu_csv``) go to
+    every model that takes kernel metrics; their rows join the trace's kernel
+    rows by name and launch order. Models that project no op of this trace
+    are listed in ``Projection.idle`` with the reason, not in ``results``.
+    """
+    models = get_models(model_names, kind)
+    results: dict[str, ModelResult] = {}
+    idle: dict[str, str] = {}
+    per_model_notes: dict[str, list[str]] = {}
+    for model in models:
+        if metrics is not None and hasattr(model, "metrics"):
+            model.metrics = metrics  # type: ignore[attr-defined]
+        result = model.project(trace, source, target)
+        if model_names is None and not result.handled.any():
+            idle[model.name] = result.notes[0] if result.notes else "no op of this trace is of a kind it models"
+            continue
+        results[model.name] = result
+        per_model_notes[model.name] = result.notes
+    notes = _merge_notes(per_model_notes)
+    notes += _merge_notes({name: [why] for name, why in idle.items()})
+    return Projection(trace, source, target, [m for m in models if m.name in results], results, notes, idle)

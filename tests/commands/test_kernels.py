@@ -1,0 +1,201 @@
+"""The ``nodecast kernels`` command: table, per-launch output, the ncu command line, and user errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nodecast.cli import main
+from nodecast.models.roofline import measured_gpu_toml
+from nodecast.traces.ncu import NCU_COMMAND
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+V100_FILES = sorted(TRACES.glob("ncu-csv_v100_*.csv"))
+needs_v100 = pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v100_* files are not in {TRACES}")
+
+
+def write_machine(folder: Path, name: str, gpu: str, fp32: float, dram: float, *, measured: bool = True,
+                  l2: float | None = None) -> Path:
+    """A one-GPU machine TOML (FP32 data-sheet peak, DRAM bandwidth, optionally Table 1's [measured.gpu])."""
+    text = f"""schema_version = 1
+name = "{name}"
+description = "test machine {name}"
+[cpu]
+model = "test cpu"
+sockets = 1
+cores_per_socket = 4
+clock_hz = 2e9
+memory_bytes = 1e10
+memory_bandwidth_bps = 1e11
+[gpu]
+model = "{gpu}"
+count = 1
+sms = 80
+clock_hz = 1.53e9
+memory_bytes = 1.6e10
+[gpu.peak_flops.fp32]
+fma = {fp32}
+addmul = {fp32 / 2}
+[gpu.peak_flops.fp16]
+fma = {2 * fp32}
+addmul = {fp32}
+[gpu.levels.dram]
+bandwidth_bps = {dram}
+"""
+    if l2 is not None:
+        text += f"[gpu.levels.l2]\nbandwidth_bps = {l2}\n"
+    text += '[[links]]\nid = "p"\nkind = "pcie"\nendpoints = ["cpu0", "gpu0"]\ngen = 3\nlanes = 16\n'
+    if measured:
+        text += measured_gpu_toml(gpu) + "\n"
+    path = folder / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> tuple[str, str]:
+    """V100 and H100 machine files with data-sheet FP32 peaks and Table 1's measured maxima."""
+    return (str(write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9)),
+            str(write_machine(tmp_path, "h100", "H100", 66.9e12, 3.35e12)))
+
+
+def test_print_ncu_command(capsys):
+    """--print-ncu-command prints the collection command and needs no file nor machine."""
+    assert main(["kernels", "--print-ncu-command"]) == 0
+    assert capsys.readouterr().out.strip() == NCU_COMMAND
+
+
+@needs_v100
+def test_table_for_the_v100_set(machines, capsys, monkeypatch):
+    """The real V100 set prints one row per kernel with bound, interval and every model's time."""
+    monkeypatch.setenv("COLUMNS", "250")  # a wide terminal, so that rich does not fold the names
+    src, tgt = machines
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt]) == 0
+    out = capsys.readouterr().out
+    assert "35 kernel launches (5 kernels)" in out
+    for word in ("LAMBStage1", "LAMBStage2", "cleanup", "dram", "roofline", "dram-ratio", "flops-ratio",
+                 "plain-roofline"):
+        assert word in out
+    assert "equal instruction counts assumed" in out
+
+
+@needs_v100
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_per_launch_output(machines, tmp_path, suffix, capsys):
+    """-o writes one row per launch with SI columns for every model and the roofline's detail."""
+    src, tgt = machines
+    out = tmp_path / f"kernels{suffix}"
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt, "-o", str(out)]) == 0
+    df = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert len(df) == 35
+    for col in ("kernel", "occurrence", "source_s", "roofline_s", "roofline_low_s", "roofline_high_s",
+                "bound_target", "oi_dram_flop_per_byte", "dram-ratio_s", "flops-ratio_s", "plain-roofline_s"):
+        assert col in df.columns
+    assert (df["roofline_low_s"] <= df["roofline_s"]).all() and (df["roofline_s"] <= df["roofline_high_s"]).all()
+    assert not list(tmp_path.glob(".*.part"))
+
+
+@needs_v100
+def test_models_option_and_per_launch_rows(machines, capsys):
+    """--models restricts the models; --per-launch prints one row per launch."""
+    src, tgt = machines
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt, "--models", "dram-ratio",
+                 "--per-launch"]) == 0
+    out = capsys.readouterr().out
+    assert "dram-ratio" in out and "plain-roofline" not in out
+
+
+# -- user errors: one line, exit 2, nothing written ---------------------------------------------
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("nodecast: error:") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+@needs_v100
+def test_missing_metric_exits_2_and_writes_nothing(machines, tmp_path, capsys):
+    """One one-metric file lacks the required metrics: exit 2 naming one, no output file."""
+    src, tgt = machines
+    out = tmp_path / "o.csv"
+    assert main(["kernels", str(V100_FILES[0]), "--from", src, "--to", tgt, "-o", str(out)]) == 2
+    assert "missing metric" in _one_line_error(capsys)
+    assert not out.exists() and not list(tmp_path.glob(".*.part"))
+
+
+@needs_v100
+def test_target_without_figures_exits_2(tmp_path, capsys):
+    """A target with neither a measured nor a data-sheet L2 bandwidth is one error naming the key."""
+    src = write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9)
+    tgt = write_machine(tmp_path, "bare", "H100", 66.9e12, 3.35e12, measured=False)
+    out = tmp_path / "o.parquet"
+    assert main(["kernels", *map(str, V100_FILES), "--from", str(src), "--to", str(tgt), "-o", str(out)]) == 2
+    assert "gpu.levels.l2.bandwidth_bps" in _one_line_error(capsys)
+    assert not out.exists()
+
+
+def test_zero_duration_exits_2(machines, tmp_path, capsys):
+    """A CSV whose only launch has zero duration is refused with one line."""
+    src, tgt = machines
+    p = tmp_path / "zero.csv"
+    p.write_text('"ID","Process ID","Process Name","Host Name","Kernel Name","gpu__time_duration.sum",'
+                 '"dram__bytes.sum","lts__t_bytes.sum","l1tex__t_bytes.sum",'
+                 '"sm__sass_thread_inst_executed_op_ffma_pred_on.sum","sm__sass_thread_inst_executed_op_fadd_pred_on.sum",'
+                 '"sm__sass_thread_inst_executed_op_fmul_pred_on.sum"\n'
+                 '"","","","","","nsecond","byte","byte","byte","inst","inst","inst"\n'
+                 '"0","1","a","h","k","0","10","10","10","1","1","1"\n')
+    assert main(["kernels", str(p), "--from", src, "--to", tgt]) == 2
+    assert "durations must be > 0" in _one_line_error(capsys)
+
+
+def test_other_page_exits_2(machines, tmp_path, capsys):
+    """A --page details export (section metrics, not ids) is refused with a hint about it."""
+    src, tgt = machines
+    p = tmp_path / "details.csv"
+    p.write_text('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name",'
+                 '"Metric Name","Metric Unit","Metric Value"\n'
+                 '"0","1","a","h","k","1","7","GPU Speed Of Light Throughput","Duration","usecond","3.2"\n')
+    assert main(["kernels", str(p), "--from", src, "--to", tgt]) == 2
+    assert "--page details" in _one_line_error(capsys)
+
+
+def test_bad_output_extension_exits_2_before_reading(machines, tmp_path, capsys):
+    """An -o path with an unknown extension is refused before any work."""
+    src, tgt = machines
+    out = tmp_path / "o.xlsx"
+    assert main(["kernels", "nonexistent.csv", "--from", src, "--to", tgt, "-o", str(out)]) == 2
+    assert ".xlsx" in _one_line_error(capsys)
+    assert not out.exists()
+
+
+def test_missing_arguments_exit_2(capsys):
+    """Without files or machines the command says what is missing, in one line."""
+    assert main(["kernels"]) == 2
+    assert "METRICS.csv" in _one_line_error(capsys)
+    assert main(["kernels", "x.csv", "--from", "summit"]) == 2
+    assert "--to" in _one_line_error(capsys)
+    assert main(["kernels", "x.csv", "--from", "a", "--to", "b", "--sass-source", "s.sass"]) == 2
+    assert "--sass-target" in _one_line_error(capsys)
+
+
+@needs_v100
+def test_sass_listings_without_matching_kernels(machines, tmp_path, capsys, monkeypatch):
+    """SASS listings that hold none of the profiled kernels leave the counts equal and say so."""
+    monkeypatch.setenv("COLUMNS", "250")
+    # Excerpt of real cuobjdump -sass output (sm_70), celeritas-project/cuda-test-snippets logs/log-float.s at
+    # commit 5443fc71390e1110f7737285f9e93f788a834ca4 (a logf kernel; none of the DeepCAM kernels): the two
+    # header lines and instructions 0x0060-0x0090, with the file's blank lines between them dropped.
+    listing = ("\tcode for sm_70\n\t\tFunction : _Z5mylogPf\n"
+               "        /*0060*/                   MUFU.LG2 R0, R0 ;\n"
+               "        /*0070*/                   FMUL.FTZ R5, R0, 0.69314718246459960938 ;\n"
+               "        /*0080*/                   STG.E.SYS [R2], R5 ;\n"
+               "        /*0090*/                   EXIT ;\n")
+    sass = tmp_path / "log.sass"
+    sass.write_text(listing)
+    src, tgt = machines
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt, "--sass-source", str(sass),
+                 "--sass-target", str(sass)]) == 0
+    out = capsys.readouterr().out
+    assert "5 of 5 kernels not found in both listings" in out
+    assert "0 kernels' target FLOP counts adjusted" in out
