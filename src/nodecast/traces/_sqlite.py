@@ -1,0 +1,277 @@
+"""Read-only, column-at-a-time access to profiler SQLite exports (nsys, nvprof).
+
+Files are opened through a ``file:...?mode=ro&immutable=1`` URI: nothing is
+ever written, and no journal or WAL file appears next to the input.
+
+Bulk reads stream a query's rows straight into preallocated numpy buffers.
+When the ADBC SQLite driver (``adbc-driver-sqlite``) is installed it is used
+for them: it hands over Arrow batches decoded in C, about 2.5x faster than
+the ``sqlite3`` module on a 2-million-row kernel table (2.6 s against 6.4 s
+for 12 columns on this 2-core machine; a 10-million-copy nvprof file loads in
+29 s against 52 s, peak memory about 140 B per op either way). Without it,
+``sqlite3`` rows are converted in chunks with ``np.fromiter``; both paths give
+identical arrays.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from nodecast.errors import InputError
+
+#: First 16 bytes of every SQLite 3 database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+#: Set to False to force the sqlite3 fallback (tests compare both paths).
+USE_ADBC = True
+
+_CHUNK_ROWS = 1 << 14
+
+
+def _adbc() -> ModuleType | None:
+    """The ADBC SQLite DB-API module, or None when it is not installed or disabled."""
+    if not USE_ADBC:
+        return None
+    try:
+        import adbc_driver_sqlite.dbapi as dbapi
+    except ImportError:
+        return None
+    return dbapi
+
+
+def readonly_uri(path: str | Path) -> str:
+    """``file:`` URI opening ``path`` read-only and immutable (no lock, no journal)."""
+    return Path(path).resolve().as_uri() + "?mode=ro&immutable=1"
+
+
+def _corrupt(path: Path, exc: BaseException) -> InputError:
+    return InputError(
+        f"the SQLite database is corrupt or truncated ({exc})",
+        path=path,
+        hint="Copy or export the profile again; the file may have been cut short",
+    )
+
+
+class SqliteExport:
+    """A profiler SQLite export opened read-only.
+
+    Use as a context manager. Every database error is re-raised as an
+    InputError naming the file.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._adbc_con: Any = None
+        try:
+            self.con = sqlite3.connect(readonly_uri(self.path), uri=True)
+        except sqlite3.DatabaseError as exc:
+            raise _corrupt(self.path, exc) from None
+        try:
+            rows = self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self.con.close()
+            raise _corrupt(self.path, exc) from None
+        self.tables: set[str] = {r[0] for r in rows}
+        self._columns: dict[str, set[str]] = {}
+        self._strings: dict[str, dict[int, str]] = {}
+
+    def __enter__(self) -> SqliteExport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close both connections."""
+        if self._adbc_con is not None:
+            self._adbc_con.close()
+            self._adbc_con = None
+        self.con.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn database errors (a truncated file shows up mid-read) into InputError."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise _corrupt(self.path, exc) from None
+
+    # -- schema -----------------------------------------------------------------------
+    def columns(self, table: str) -> set[str]:
+        """Column names of a table (empty when the table does not exist)."""
+        if table not in self.tables:
+            return set()
+        if table not in self._columns:
+            with self._errors():
+                info = self.con.execute(f'PRAGMA table_info("{table}")').fetchall()
+            self._columns[table] = {r[1] for r in info}
+        return self._columns[table]
+
+    def col(self, table: str, name: str, default: int = -1) -> str:
+        """SQL for a column that older schemas may lack: its quoted name, or ``default`` when absent."""
+        return f'"{name}"' if name in self.columns(table) else str(int(default))
+
+    def code(self, table: str, name: str, default: int = -1) -> str:
+        """SQL for an enum-code column, limited to 0..255 (anything else reads -1) so it fits an int16 buffer."""
+        if name not in self.columns(table):
+            return str(int(default))
+        return f'CASE WHEN "{name}" BETWEEN 0 AND 255 THEN "{name}" ELSE -1 END'
+
+    def count(self, table: str, where: str = "") -> int:
+        """Number of rows of a table (0 when it does not exist)."""
+        if table not in self.tables:
+            return 0
+        sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
+        with self._errors():
+            return int(self.con.execute(sql).fetchone()[0])
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """All rows of a small query (metadata, string tables)."""
+        with self._errors():
+            return self.con.execute(sql, params).fetchall()
+
+    def string_table(self, table: str, id_col: str, value_col: str = "value") -> dict[int, str]:
+        """An id -> string table (``StringIds``, ``StringTable``) as a dict."""
+        if table not in self.tables:
+            return {}
+        if table not in self._strings:
+            rows = self.rows(f'SELECT "{id_col}", "{value_col}" FROM "{table}"')
+            self._strings[table] = {int(i): str(v) for i, v in rows if i is not None}
+        return self._strings[table]
+
+    def api_calls(self, tables: Sequence[str]) -> np.ndarray | None:
+        """(correlationId, start, end) of every CPU API call in ``tables``, in table order.
+
+        A (3, n) int64 array, or None when no table has rows. List runtime
+        tables first: on a shared correlation id the first record wins.
+        """
+        usable = [t for t in tables if {"correlationId", "start", "end"} <= self.columns(t)]
+        sizes = [self.count(t) for t in usable]
+        if not sum(sizes):
+            return None
+        api = np.empty((3, sum(sizes)), dtype=np.int64)  # one buffer: no concatenation copy
+        lo = 0
+        for table, m in zip(usable, sizes, strict=True):
+            if m:
+                rows = slice(lo, lo + m)
+                self.read_into(table, [("correlationId", -1), ("start", 0), ('"end"', 0)], list(api[:, rows]))
+                lo += m
+        return api
+
+    def read_ops(
+        self,
+        table: str,
+        cols: dict[str, np.ndarray],
+        rows: slice,
+        extra: Sequence[tuple[str, int, np.ndarray]] = (),
+        stream_sql: str | None = None,
+    ) -> None:
+        """Read an activity table into rows ``rows`` of the Trace buffers ``cols``.
+
+        Fills start_ns, end_ns, device, stream and correlation (the columns all
+        CUPTI activity tables share), plus ``extra`` (SQL, default, buffer)
+        triples. ``stream_sql`` overrides the stream expression.
+        """
+        exprs = [
+            ("start", 0),
+            ('"end"', 0),
+            (self.col(table, "deviceId", 0), 0),
+            (stream_sql or self.col(table, "streamId"), -1),
+            (self.col(table, "correlationId"), -1),
+        ]
+        outs = [cols[c][rows] for c in ("start_ns", "end_ns", "device", "stream", "correlation")]
+        for sql, default, out in extra:
+            exprs.append((sql, default))
+            outs.append(out)
+        self.read_into(table, exprs, outs)
+
+    # -- bulk reads -------------------------------------------------------------------
+    def read_into(
+        self,
+        table: str,
+        exprs: Sequence[tuple[str, int]],
+        outs: Sequence[np.ndarray],
+        where: str = "",
+    ) -> None:
+        """Stream ``SELECT exprs FROM table`` into the buffers ``outs`` (one per expression).
+
+        Each expression is wrapped in ``coalesce(expr, default)`` so that NULLs
+        become the given default; values are cast to each buffer's dtype on
+        assignment. The buffers must be exactly as long as the query's result.
+        """
+        select = ", ".join(f"coalesce({e}, {int(d)})" for e, d in exprs)
+        sql = f'SELECT {select} FROM "{table}"' + (f" WHERE {where}" if where else "")
+        n = len(outs[0]) if outs else 0
+        if n == 0:
+            return
+        dbapi = _adbc()
+        if dbapi is not None:
+            try:
+                got = self._read_adbc(dbapi, sql, outs)
+            except Exception:  # noqa: BLE001 - any driver trouble: sqlite3 decides (and reports) below
+                got = -1
+            if got == n:
+                return
+        got = self._read_sqlite3(sql, outs)
+        if got != n:
+            raise InputError(
+                f"table {table} changed while it was read ({got} rows, expected {n})",
+                path=self.path,
+                hint="Read a copy of the file that no process is writing",
+            )
+
+    def _read_adbc(self, dbapi: ModuleType, sql: str, outs: Sequence[np.ndarray]) -> int:
+        if self._adbc_con is None:
+            self._adbc_con = dbapi.connect(readonly_uri(self.path))
+        cur = self._adbc_con.cursor()
+        try:
+            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(_CHUNK_ROWS)})
+            cur.execute(sql)
+            i = 0
+            n = len(outs[0])
+            for batch in cur.fetch_record_batch():
+                m = batch.num_rows
+                if i + m > n:
+                    return -1
+                for j, out in enumerate(outs):
+                    col = batch.column(j)
+                    if col.null_count:  # cannot happen after coalesce; never trust a NaN cast
+                        return -1
+                    out[i : i + m] = col.to_numpy(zero_copy_only=False)
+                i += m
+            return i
+        finally:
+            cur.close()
+
+    def _read_sqlite3(self, sql: str, outs: Sequence[np.ndarray]) -> int:
+        n = len(outs[0])
+        dtype = np.dtype([(f"c{j}", np.int64) for j in range(len(outs))])
+        i = 0
+        with self._errors():
+            cur = self.con.execute(sql)
+            while i < n:
+                try:
+                    chunk = np.fromiter(cur, dtype=dtype, count=min(_CHUNK_ROWS, n - i))
+                except ValueError:  # fewer rows than counted
+                    return i
+                except TypeError as exc:  # a non-integer value in an integer column
+                    raise InputError(
+                        f"unexpected non-integer value in the database ({exc})",
+                        path=self.path,
+                        hint="The export may be damaged; export it again",
+                    ) from None
+                m = len(chunk)
+                for j, out in enumerate(outs):
+                    out[i : i + m] = chunk[f"c{j}"]
+                i += m
+                if m == 0:
+                    break
+            extra = cur.fetchone()
+        return i if extra is None else i + 1

@@ -1,0 +1,206 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``) -> Trace.
+
+Reads kernels (``CUPTI_ACTIVITY_KIND_KERNEL``), copies (``_MEMCPY``), memsets
+(``_MEMSET``) and synchronizations (``_SYNCHRONIZATION``, kind SYNC); CPU API
+start/end come from ``CUPTI_ACTIVITY_KIND_RUNTIME`` (runtime and driver calls,
+told apart by ``eventClass``) joined on ``correlationId``. Timestamps are the
+file's integer nanoseconds.
+
+Numbering (FORMATS.md C.3): copy kinds and memory kinds are decoded through
+the file's ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` tables when it
+has them, else through the documented numbering. nsys memory kinds are
+shifted against CUPTI's (nsys 0 = PAGEABLE ... 7 = UNKNOWN), which is why they
+are always decoded by name. Schemas differ between nsys versions, so every
+optional column is checked before it is read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nodecast.traces import _common
+from nodecast.traces._sqlite import SqliteExport
+from nodecast.traces.kinds import OpKind
+from nodecast.traces.trace import Trace, TraceMeta
+
+FORMAT = "nsys-sqlite"
+
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+SYNC = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+DRIVER = "CUPTI_ACTIVITY_KIND_DRIVER"
+
+#: Tables that make a SQLite file an nsys export (any one of them, with StringIds).
+MARKER_TABLES = ("StringIds", "TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU")
+
+#: ``ENUM_CUDA_MEMCPY_OPER`` as documented, for exports without the table.
+DEFAULT_COPY_KINDS: dict[int, str] = {
+    **_common.CUPTI_COPY_KIND_NAMES,
+    11: "UVM_HTOD",
+    12: "UVM_DTOH",
+    13: "UVM_DTOD",
+}
+
+#: ``ENUM_CUDA_MEM_KIND`` as documented (shifted by one against CUPTI), for exports without the table.
+DEFAULT_MEM_KINDS: dict[int, str] = {
+    0: "PAGEABLE",
+    1: "PINNED",
+    2: "DEVICE",
+    3: "ARRAY",
+    4: "MANAGED",
+    5: "DEVICE_STATIC",
+    6: "MANAGED_STATIC",
+    7: "UNKNOWN",
+}
+
+# CUPTI writes "no stream" (context/device synchronization) as uint32 0xFFFFFFFF.
+_NO_STREAM = 0xFFFFFFFF
+
+
+def is_nsys(tables: set[str]) -> bool:
+    """Whether a SQLite file's table names are those of an nsys export."""
+    return "StringIds" in tables and any(t in tables for t in (KERNEL, MEMCPY, MEMSET, RUNTIME, *MARKER_TABLES))
+
+
+def read_nsys(path: str | Path) -> Trace:
+    """Read an Nsight Systems SQLite export into a Trace (may hold zero ops)."""
+    with SqliteExport(path) as db:
+        return _read(db)
+
+
+def _enum(db: SqliteExport, table: str, prefix: str, default: dict[int, str], notes: list[str]) -> dict[int, str]:
+    """An nsys ENUM table as {number: short name}, or the documented default when absent."""
+    if table not in db.tables:
+        notes.append(f"no {table} table: decoded with the documented numbering")
+        return dict(default)
+    return {int(i): str(name).removeprefix(prefix) for i, name in db.rows(f'SELECT id, name FROM "{table}"')}
+
+
+def _read(db: SqliteExport) -> Trace:
+    notes: list[str] = []
+    sizes = {t: db.count(t) for t in (KERNEL, MEMCPY, MEMSET, SYNC)}
+    cols = _common.allocate(sum(sizes.values()))
+    names: list[str] = []
+    lo = 0
+    for table, reader in ((KERNEL, _kernels), (MEMCPY, _copies), (MEMSET, _memsets), (SYNC, _syncs)):
+        if sizes[table]:
+            rows = slice(lo, lo + sizes[table])
+            names = reader(db, cols, rows, notes) or names
+            lo = rows.stop
+    if lo and _join_api(db, cols) == 0:
+        notes.append("no CPU API call matched a GPU op by correlationId")
+    meta = TraceMeta(source=str(db.path), format=FORMAT, profiler=_profiler(db), gpus=_gpus(db), notes=notes)
+    return _common.finish(cols, names, meta)
+
+
+# Each reader fills its rows of the buffers. Keeping them in functions lets the
+# slices (views that would pin the unsorted buffers) die before ``finish``.
+_STREAM = f"CASE WHEN streamId = {_NO_STREAM} THEN -1 ELSE streamId END"
+
+
+def _stream_sql(db: SqliteExport, table: str) -> str:
+    """Stream id expression: 0xFFFFFFFF (no stream) reads -1."""
+    return _STREAM if "streamId" in db.columns(table) else "-1"
+
+
+def _launch_config(
+    db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice
+) -> list[tuple[str, int, np.ndarray]]:
+    """(SQL, default, buffer) for gridX..blockZ."""
+    pairs = zip(("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
+                ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"), strict=True)
+    return [(db.col(table, src, 0), 0, cols[dst][rows]) for src, dst in pairs]
+
+
+def _kernels(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> list[str]:
+    """Kernel rows; returns the kernel names (demangled, else short names)."""
+    present = [c for c in ("demangledName", "shortName") if c in db.columns(KERNEL)]
+    name_sql = f"coalesce({', '.join(present)}, -1)" if present else "-1"
+    raw_names = np.empty(rows.stop - rows.start, dtype=np.int64)
+    extra = [(name_sql, -1, raw_names), *_launch_config(db, KERNEL, cols, rows)]
+    db.read_ops(KERNEL, cols, rows, extra, stream_sql=_stream_sql(db, KERNEL))
+    cols["kind"][rows] = OpKind.KERNEL
+    cols["name_id"][rows], names = _common.intern_ids(raw_names, db.string_table("StringIds", "id"))
+    return names
+
+
+def _copies(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> None:
+    """Copy rows: bytes, direction, memory kinds and (peer copies) source/destination devices."""
+    raw = np.empty((3, rows.stop - rows.start), dtype=np.int16)
+    extra = [
+        (db.col(MEMCPY, "bytes", 0), 0, cols["bytes"][rows]),
+        (db.code(MEMCPY, "copyKind", 0), 0, raw[0]),
+        (db.code(MEMCPY, "srcKind"), -1, raw[1]),
+        (db.code(MEMCPY, "dstKind"), -1, raw[2]),
+        (db.col(MEMCPY, "srcDeviceId"), -1, cols["src_device"][rows]),
+        (db.col(MEMCPY, "dstDeviceId"), -1, cols["dst_device"][rows]),
+    ]
+    db.read_ops(MEMCPY, cols, rows, extra, stream_sql=_stream_sql(db, MEMCPY))
+    copy_names = _enum(db, "ENUM_CUDA_MEMCPY_OPER", "CUDA_MEMCPY_KIND_", DEFAULT_COPY_KINDS, notes)
+    mem_names = _enum(db, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", DEFAULT_MEM_KINDS, notes)
+    copy, src, dst = _common.map_copies(raw[0], raw[1], raw[2], copy_names, mem_names)
+    cols["kind"][rows] = OpKind.MEMCPY
+    cols["copy_kind"][rows], cols["src_mem"][rows], cols["dst_mem"][rows] = copy, src, dst
+
+
+def _memsets(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> None:
+    """Memset rows: bytes and the kind of memory set (``dst_mem``)."""
+    raw_kind = np.empty(rows.stop - rows.start, dtype=np.int16)
+    extra = [(db.col(MEMSET, "bytes", 0), 0, cols["bytes"][rows]), (db.code(MEMSET, "memKind"), -1, raw_kind)]
+    db.read_ops(MEMSET, cols, rows, extra, stream_sql=_stream_sql(db, MEMSET))
+    mem_names = _enum(db, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", DEFAULT_MEM_KINDS, [])
+    cols["kind"][rows] = OpKind.MEMSET
+    cols["dst_mem"][rows] = _common.mem_kinds(raw_kind, mem_names)
+
+
+def _syncs(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> None:
+    """Synchronization rows (host waits on the GPU): times, device, stream (-1: none)."""
+    db.read_ops(SYNC, cols, rows, stream_sql=_stream_sql(db, SYNC))
+    cols["kind"][rows] = OpKind.SYNC
+
+
+def _join_api(db: SqliteExport, cols: dict[str, np.ndarray]) -> int:
+    """CPU API start/end per op from RUNTIME (and DRIVER in old exports) by correlationId."""
+    api = db.api_calls((RUNTIME, DRIVER))
+    if api is None:
+        return 0
+    return _common.join_api_times(cols["correlation"], api[0], api[1], api[2], cols["api_start_ns"], cols["api_end_ns"])
+
+
+def _profiler(db: SqliteExport) -> str:
+    """``Nsight Systems <version>`` from the export metadata, when the file records it."""
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if table in db.tables and {"name", "value"} <= db.columns(table):
+            rows = db.rows(f"SELECT value FROM \"{table}\" WHERE name = 'EXPORT_PRODUCT_VERSION'")
+            if rows:
+                return f"Nsight Systems {rows[0][0]}"
+    return "Nsight Systems"
+
+
+def _gpus(db: SqliteExport) -> dict[int, str]:
+    """GPU name per CUDA device id, from TARGET_INFO_GPU / _CUDA_DEVICE / _CUDA_GPU."""
+    gpus: dict[int, str] = {}
+    by_gpu_id: dict[int, str] = {}
+    if "TARGET_INFO_GPU" in db.tables:
+        gcols = db.columns("TARGET_INFO_GPU")
+        key = "id" if "id" in gcols else "deviceId" if "deviceId" in gcols else None
+        if key and "name" in gcols:
+            cuda = '"cuDevice"' if "cuDevice" in gcols else f'"{key}"'
+            for gpu_id, cu_dev, name in db.rows(f'SELECT "{key}", {cuda}, name FROM TARGET_INFO_GPU'):
+                by_gpu_id[int(gpu_id)] = str(name)
+                if cu_dev is not None and int(cu_dev) >= 0:
+                    gpus[int(cu_dev)] = str(name)
+    # The per-process CUDA id -> nsys GPU id map is the most direct when present.
+    if "TARGET_INFO_CUDA_DEVICE" in db.tables and {"gpuId", "cudaId"} <= db.columns("TARGET_INFO_CUDA_DEVICE"):
+        for gpu_id, cuda_id in db.rows("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE"):
+            if gpu_id is not None and int(gpu_id) in by_gpu_id and cuda_id is not None:
+                gpus[int(cuda_id)] = by_gpu_id[int(gpu_id)]
+    if "TARGET_INFO_CUDA_GPU" in db.tables and {"deviceId", "name"} <= db.columns("TARGET_INFO_CUDA_GPU"):
+        for dev, name in db.rows("SELECT deviceId, name FROM TARGET_INFO_CUDA_GPU"):
+            if dev is not None:
+                gpus.setdefault(int(dev), str(name))
+    return dict(sorted(gpus.items()))

@@ -1,0 +1,175 @@
+"""nvprof SQLite databases (``nvprof -o file.nvvp``) -> Trace.
+
+Reads kernels from ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` (plus
+``_KERNEL``, which nvprof creates but usually leaves empty), copies from
+``_MEMCPY`` and peer copies from ``_MEMCPY2``, memsets from ``_MEMSET`` and
+synchronizations from ``_SYNCHRONIZATION`` when present. Names are ids into
+``StringTable(_id_, value)``; kernel names are the mangled names nvprof
+stored. Timestamps are the file's integer nanoseconds.
+
+CPU API start/end: nvprof keeps runtime and driver calls in two tables,
+``CUPTI_ACTIVITY_KIND_RUNTIME`` and ``_DRIVER``. In every sample file the
+activity's ``correlationId`` is the one that matches an API record (in
+RUNTIME, or in DRIVER for programs that launch through the driver API, like
+the LAMMPS trace); ``MEMCPY.runtimeCorrelationId`` is always 0, so it is not
+used. Numbering is CUPTI's (FORMATS.md C.4): copy kinds 0-10, memory kinds
+0 UNKNOWN, 1 PAGEABLE, 2 PINNED, 3 DEVICE... exactly nodecast's MemKind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nodecast.traces import _common
+from nodecast.traces._sqlite import SqliteExport
+from nodecast.traces.kinds import MemKind, OpKind
+from nodecast.traces.trace import Trace, TraceMeta
+
+FORMAT = "nvprof-sqlite"
+
+CONCURRENT_KERNEL = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMCPY2 = "CUPTI_ACTIVITY_KIND_MEMCPY2"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+SYNC = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+DRIVER = "CUPTI_ACTIVITY_KIND_DRIVER"
+DEVICE = "CUPTI_ACTIVITY_KIND_DEVICE"
+CONTEXT = "CUPTI_ACTIVITY_KIND_CONTEXT"
+
+#: CUPTI memory kinds are nodecast's MemKind numbering.
+MEM_KINDS: dict[int, str] = {k.value: k.name for k in MemKind}
+
+
+def is_nvprof(tables: set[str]) -> bool:
+    """Whether a SQLite file's table names are those of an nvprof database."""
+    return "StringTable" in tables and any(t in tables for t in (CONCURRENT_KERNEL, KERNEL, MEMCPY, RUNTIME))
+
+
+def read_nvprof(path: str | Path) -> Trace:
+    """Read an nvprof SQLite database into a Trace (may hold zero ops)."""
+    with SqliteExport(path) as db:
+        return _read(db)
+
+
+def _read(db: SqliteExport) -> Trace:
+    notes: list[str] = []
+    readers = [(t, _kernels) for t in (CONCURRENT_KERNEL, KERNEL)]
+    readers += [(t, _copies) for t in (MEMCPY, MEMCPY2)]
+    readers += [(MEMSET, _memsets), (SYNC, _syncs)]
+    sizes = [db.count(t) for t, _ in readers]
+    n = sum(sizes)
+    cols = _common.allocate(n)
+    raw_names = np.full(n, -1, dtype=np.int64)
+    lo = 0
+    for (table, reader), size in zip(readers, sizes, strict=True):
+        if size:
+            reader(db, table, cols, slice(lo, lo + size), raw_names)
+            lo += size
+    cols["name_id"], names = _common.intern_ids(raw_names, db.string_table("StringTable", "_id_"))
+    del raw_names
+    if n and _join_api(db, cols) == 0:
+        notes.append("no CPU API call matched a GPU op by correlationId")
+    if names:
+        notes.append("kernel names are mangled, as nvprof stores them")
+    meta = TraceMeta(source=str(db.path), format=FORMAT, profiler=_profiler(db), gpus=_gpus(db), notes=notes)
+    return _common.finish(cols, names, meta)
+
+
+# Each reader fills its rows of the buffers. Keeping them in functions lets the
+# slices (views that would pin the unsorted buffers) die before ``finish``.
+
+
+def _kernels(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
+    """Kernel rows: times, launch configuration, StringTable id of the name."""
+    pairs = zip(("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
+                ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"), strict=True)
+    extra = [(db.col(table, "name"), -1, raw_names[rows])]
+    extra += [(db.col(table, src, 0), 0, cols[dst][rows]) for src, dst in pairs]
+    db.read_ops(table, cols, rows, extra)
+    cols["kind"][rows] = OpKind.KERNEL
+
+
+def _copies(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
+    """Copy rows (MEMCPY, and MEMCPY2 for peer copies with source/destination devices)."""
+    raw = np.empty((3, rows.stop - rows.start), dtype=np.int16)
+    extra = [
+        (db.col(table, "bytes", 0), 0, cols["bytes"][rows]),
+        (db.code(table, "copyKind", 0), 0, raw[0]),
+        (db.code(table, "srcKind", 0), 0, raw[1]),
+        (db.code(table, "dstKind", 0), 0, raw[2]),
+        (db.col(table, "srcDeviceId"), -1, cols["src_device"][rows]),
+        (db.col(table, "dstDeviceId"), -1, cols["dst_device"][rows]),
+    ]
+    db.read_ops(table, cols, rows, extra)
+    copy, src, dst = _common.map_copies(raw[0], raw[1], raw[2], _common.CUPTI_COPY_KIND_NAMES, MEM_KINDS)
+    cols["kind"][rows] = OpKind.MEMCPY
+    cols["copy_kind"][rows], cols["src_mem"][rows], cols["dst_mem"][rows] = copy, src, dst
+
+
+def _memsets(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
+    """Memset rows; schema 8 has no memoryKind column, so the target stays UNKNOWN there."""
+    raw_kind = np.empty(rows.stop - rows.start, dtype=np.int16)
+    extra = [(db.col(table, "bytes", 0), 0, cols["bytes"][rows]), (db.code(table, "memoryKind", 0), 0, raw_kind)]
+    db.read_ops(table, cols, rows, extra)
+    cols["kind"][rows] = OpKind.MEMSET
+    cols["dst_mem"][rows] = _common.mem_kinds(raw_kind, MEM_KINDS)
+
+
+def _syncs(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
+    """Synchronization rows; they carry a context, not a device, so the device comes from CONTEXT."""
+    context = np.empty(rows.stop - rows.start, dtype=np.int64)
+    db.read_ops(table, cols, rows, [(db.col(table, "contextId"), -1, context)])
+    cols["kind"][rows] = OpKind.SYNC
+    cols["device"][rows] = _context_devices(db, context)
+
+
+def _context_devices(db: SqliteExport, context: np.ndarray) -> np.ndarray:
+    """Device of each context id, from CUPTI_ACTIVITY_KIND_CONTEXT (device 0 when unknown)."""
+    out = np.zeros(context.shape, dtype=np.int64)
+    if not {"contextId", "deviceId"} <= db.columns(CONTEXT):
+        return out
+    pairs = db.rows(f"SELECT contextId, deviceId FROM {CONTEXT}")
+    if not pairs:
+        return out
+    ctx = np.array([p[0] for p in pairs], dtype=np.int64)
+    dev = np.array([p[1] for p in pairs], dtype=np.int64)
+    order = np.argsort(ctx)
+    ctx, dev = ctx[order], dev[order]
+    pos = np.minimum(np.searchsorted(ctx, context), len(ctx) - 1)
+    hit = ctx[pos] == context
+    out[hit] = dev[pos[hit]]
+    return out
+
+
+def _join_api(db: SqliteExport, cols: dict[str, np.ndarray]) -> int:
+    """CPU API start/end per op from RUNTIME then DRIVER by correlationId."""
+    api = db.api_calls((RUNTIME, DRIVER))
+    if api is None:
+        return 0
+    return _common.join_api_times(cols["correlation"], api[0], api[1], api[2], cols["api_start_ns"], cols["api_end_ns"])
+
+
+def _profiler(db: SqliteExport) -> str:
+    """``nvprof (database schema N)``: the file records its schema version, not nvprof's."""
+    if "Version" in db.tables:
+        rows = db.rows("SELECT * FROM Version")
+        if rows and rows[0]:
+            return f"nvprof (database schema {rows[0][0]})"
+    return "nvprof"
+
+
+def _gpus(db: SqliteExport) -> dict[int, str]:
+    """Device name per device id; ``name`` is a StringTable id or, in some schemas, the text."""
+    if not {"id", "name"} <= db.columns(DEVICE):
+        return {}
+    strings = db.string_table("StringTable", "_id_")
+    gpus = {}
+    for dev, name in db.rows(f"SELECT id, name FROM {DEVICE}"):
+        if isinstance(name, int):
+            name = strings.get(name, f"device {dev}")
+        gpus[int(dev)] = str(name)
+    return dict(sorted(gpus.items()))

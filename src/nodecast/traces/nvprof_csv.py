@@ -1,0 +1,247 @@
+"""``nvprof --print-gpu-trace --csv`` output -> Trace.
+
+Layout: a header row (``"Start","Duration",...,"Name"``), a units row
+(``s,s,,,...,KB,GB/s,...``), then one row per GPU op; several runs may be
+concatenated, each with its own header and units rows, and nvprof's own
+``==PID==`` / ``========`` lines may be interleaved. Units can change from one
+block to the next (``KB`` in one run, ``MB`` in the next).
+
+Decisions:
+
+- Size units are binary: nvprof's KB is 1024 B, MB 2^20 B, GB 2^30 B. The
+  K40c sample shows it: a VecAdd of 512x256 floats copies 524,288 B, printed
+  as ``512.000000`` KB, and its Throughput column (9.304140 GB/s for
+  524,288 B in 52.48 us) is bytes / 2^30 per second. Sizes are rounded to
+  whole bytes (six printed decimals cannot be exact in MB or GB).
+- Times are converted to integer ns from the unit of their block.
+- Runs are separate processes, each with its own time origin, so their
+  times overlap. To keep one timeline, a run that would start before the
+  previous run ended is shifted to start where the previous one ended; the
+  shift is recorded in ``meta.notes``.
+- Kernel rows end with `` [N]``, the correlation id of the launching API
+  call: it becomes ``correlation`` and is cut from the name. A
+  ``Correlation_ID`` column (newer nvprof) wins when present.
+- ``SrcMemType``/``DstMemType`` columns (newer nvprof) give memory kinds;
+  without them memory kinds stay UNKNOWN. There are no CPU API times.
+- Bracketed rows that are neither copies nor memsets (unified-memory page
+  faults...) are skipped and counted in ``meta.notes``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nodecast.errors import InputError
+from nodecast.traces import _common
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.trace import Trace, TraceMeta
+
+FORMAT = "nvprof-csv"
+
+#: Seconds -> ns and size unit -> bytes (binary, see the module docstring).
+TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+SIZE_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+
+_DEVICE = re.compile(r"^(.*?)\s*\((\d+)\)\s*$")
+_CORRELATION_SUFFIX = re.compile(r"^(.*\S)\s+\[(\d+)\]$")
+_COPY = re.compile(r"^\[(?:CUDA|Unified Memory) [Mm]emcpy (\w+)\]$")
+
+_UVM = {CopyKind.HTOD: CopyKind.UVM_HTOD, CopyKind.DTOH: CopyKind.UVM_DTOH, CopyKind.DTOD: CopyKind.UVM_DTOD}
+
+_GRID = ("Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z")
+
+
+def looks_like_nvprof_csv(text: str) -> bool:
+    """Whether the start of a text file has an nvprof GPU-trace header row."""
+    return any(_is_gpu_header(line) for line in text.splitlines()[:200])
+
+
+def _is_gpu_header(line: str) -> bool:
+    # --print-api-trace blocks have "Start","Duration","Name","Correlation_ID" and no Device.
+    return line.startswith('"Start","Duration"') and '"Name"' in line and '"Device"' in line
+
+
+def read_nvprof_csv(path: str | Path) -> Trace:
+    """Read ``nvprof --print-gpu-trace --csv`` output into a Trace (may hold zero ops)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+    notes: list[str] = []
+    blocks = _blocks(text, path)
+    api_blocks = [b for b in blocks if "Device" not in b[0]]
+    if api_blocks:
+        notes.append(f"ignored {sum(len(b[2]) for b in api_blocks)} API-trace rows (no CPU API times from CSV)")
+        blocks = [b for b in blocks if "Device" in b[0]]
+    ops = [_op(units, row, path) for _, units, body in blocks for row in body]
+    skipped = sum(op is None for op in ops)
+    if skipped:
+        notes.append(f"skipped {skipped} rows that are neither kernels, copies nor memsets")
+    run_of = [i for i, (_, _, body) in enumerate(blocks) for _ in body]
+    kept = [(op, run) for op, run in zip(ops, run_of, strict=True) if op is not None]
+    n = len(kept)
+    cols = _common.allocate(n)
+    if n:
+        fields = list(zip(*(op for op, _ in kept), strict=True))
+        for name, values in zip(_FIELDS, fields, strict=True):
+            if name != "name":
+                cols[name][:] = values
+        runs = np.array([run for _, run in kept], dtype=np.int64)
+        _separate_runs(cols, runs, notes)
+        name_ids, names = _common.intern_strings(fields[_FIELDS.index("name")])
+        cols["name_id"][:] = name_ids
+    else:
+        names = []
+    gpus = {}
+    for _, _, body in blocks:
+        for row in body:
+            m = _DEVICE.match(row.get("Device", "") or "")
+            if m:
+                gpus[int(m.group(2))] = m.group(1)
+    if len(blocks) > 1:
+        notes.insert(0, f"{len(blocks)} runs concatenated")
+    profiler = "nvprof (--print-gpu-trace --csv)"
+    meta = TraceMeta(source=str(path), format=FORMAT, profiler=profiler, gpus=gpus, notes=notes)
+    return _common.finish(cols, names, meta)
+
+
+def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list[dict[str, str]]]]:
+    """Split the file into (header, units per column, data rows as dicts) blocks."""
+    blocks: list[tuple[list[str], dict[str, str], list[dict[str, str]]]] = []
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")]
+    reader = csv.reader(io.StringIO("\n".join(lines)))
+    header: list[str] | None = None
+    units: dict[str, str] | None = None
+    for record in reader:
+        if record[:2] == ["Start", "Duration"]:
+            header, units = record, None
+            blocks.append((header, {}, []))
+            continue
+        if header is None:
+            continue  # program output before the first header
+        if units is None:
+            units = dict(zip(header, record, strict=False))
+            if units.get("Start") not in TIME_UNITS:
+                raise InputError(
+                    f"the row after a header is not a units row (got Start unit {units.get('Start')!r})",
+                    path=path,
+                    hint="Expected nvprof --print-gpu-trace --csv output, where a units row follows each header",
+                )
+            blocks[-1] = (header, units, blocks[-1][2])
+            continue
+        blocks[-1][2].append(dict(zip(header, record, strict=False)))
+    return blocks
+
+
+_FIELDS = (
+    "kind",
+    "copy_kind",
+    "src_mem",
+    "dst_mem",
+    "bytes",
+    "start_ns",
+    "end_ns",
+    "device",
+    "src_device",
+    "dst_device",
+    "stream",
+    "correlation",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+    "name",
+)
+
+
+def _number(text: str | None, scale: int, path: Path, what: str) -> int:
+    """A printed number in a unit -> integer in base units (rounded); empty -> 0."""
+    if not text:
+        return 0
+    try:
+        return round(float(text.replace(",", "")) * scale)
+    except ValueError:
+        raise InputError(f"{what} is not a number: {text!r}", path=path) from None
+
+
+def _op(units: dict[str, str], row: dict[str, str], path: Path) -> tuple[Any, ...] | None:
+    """One data row -> a tuple of _FIELDS values, or None for rows that are not GPU ops."""
+    tscale = TIME_UNITS[units.get("Start", "s")]
+    dscale = TIME_UNITS.get(units.get("Duration", "s"), tscale)
+    start = _number(row.get("Start"), tscale, path, "Start")
+    end = start + _number(row.get("Duration"), dscale, path, "Duration")
+    size_unit = units.get("Size", "B") or "B"
+    if size_unit not in SIZE_UNITS:
+        raise InputError(f"unknown size unit {size_unit!r}", path=path, hint=f"Expected one of {', '.join(SIZE_UNITS)}")
+    nbytes = _number(row.get("Size"), SIZE_UNITS[size_unit], path, "Size")
+    dev = _DEVICE.match(row.get("Device", "") or "")
+    device = int(dev.group(2)) if dev else 0
+    stream = int(row["Stream"]) if (row.get("Stream") or "").isdigit() else -1
+    name = (row.get("Name") or "").strip()
+    corr = int(row["Correlation_ID"]) if (row.get("Correlation_ID") or "").isdigit() else -1
+    src = _common.mem_kind_from_label(row.get("SrcMemType"))
+    dst = _common.mem_kind_from_label(row.get("DstMemType"))
+    copy = CopyKind.NONE
+    grid = (0,) * 6
+    if name.startswith("["):
+        copy_match = _COPY.match(name)
+        if copy_match:
+            kind = OpKind.MEMCPY
+            token = copy_match.group(1).upper()
+            copy, src_array, dst_array = _common.DIRECTION_TOKENS.get(token, (CopyKind.UNKNOWN, False, False))
+            if name.startswith("[Unified Memory"):
+                copy = _UVM.get(copy, copy)
+                src = MemKind.MANAGED if src == MemKind.UNKNOWN else src
+                dst = MemKind.MANAGED if dst == MemKind.UNKNOWN else dst
+            src = MemKind.ARRAY if src_array else src
+            dst = MemKind.ARRAY if dst_array else dst
+        elif name == "[CUDA memset]":
+            kind = OpKind.MEMSET
+            # The memory set is printed as SrcMemType (DstMemType is empty).
+            dst, src = (src if dst == MemKind.UNKNOWN else dst), MemKind.UNKNOWN
+        else:
+            return None
+        name_out = None
+    else:
+        kind = OpKind.KERNEL
+        m = _CORRELATION_SUFFIX.match(name)
+        if m:
+            name = m.group(1)
+            corr = corr if corr >= 0 else int(m.group(2))
+        name_out = name
+        grid = tuple(_number(row.get(c), 1, path, c) for c in _GRID)
+    src_device, dst_device = _device_of(row.get("Src Dev")), _device_of(row.get("Dst Dev"))
+    return (kind, copy, src, dst, nbytes, start, end, device, src_device, dst_device, stream, corr, *grid, name_out)
+
+
+def _device_of(text: str | None) -> int:
+    """``"Tesla K40c (0)"`` -> 0; -1 when absent (peer-copy columns are empty for other rows)."""
+    m = _DEVICE.match(text or "")
+    return int(m.group(2)) if m else -1
+
+
+def _separate_runs(cols: dict[str, np.ndarray], runs: np.ndarray, notes: list[str]) -> None:
+    """Shift each run that starts before the previous run ended so that it starts at that end."""
+    prev_end: int | None = None
+    shifted = []
+    for run in np.unique(runs):
+        rows = runs == run
+        if prev_end is not None:
+            shift = max(0, prev_end - int(cols["start_ns"][rows].min()))
+            if shift:
+                cols["start_ns"][rows] += shift
+                cols["end_ns"][rows] += shift
+                shifted.append((int(run) + 1, shift))
+        prev_end = int(cols["end_ns"][rows].max())
+    if shifted:
+        listed = ", ".join(f"run {r} by {s} ns" for r, s in shifted)
+        notes.append(f"runs have separate time origins; shifted to follow one another: {listed}")

@@ -1,0 +1,106 @@
+"""Write and read a Trace as Parquet (nodecast's own columnar file), and export CSV.
+
+The Parquet file holds the Trace columns exactly as they are (same names,
+same integer dtypes, timestamps in integer ns, ``MISSING_NS`` for absent API
+times) plus, in the schema metadata under the key ``nodecast``, a JSON
+object with the kernel names and the TraceMeta::
+
+    {"version": 1, "names": ["Fan1(...)", ...],
+     "meta": {"source": ..., "format": ..., "profiler": ..., "gpus": {"0": "Tesla T4"}, "notes": [...]}}
+
+CSV is for people and spreadsheets: enums decoded to labels, names spelled
+out, absent API times left empty (``Trace.to_pandas()``); it is not read back.
+Every write goes through a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nodecast.errors import InputError
+from nodecast.fileio import atomic_path
+from nodecast.traces.trace import COLUMNS, Trace, TraceMeta
+
+#: Key of nodecast's JSON in the Parquet schema metadata.
+METADATA_KEY = b"nodecast"
+FORMAT_VERSION = 1
+PARQUET_MAGIC = b"PAR1"
+
+
+def write_parquet(trace: Trace, path: str | Path) -> None:
+    """Write ``trace`` to a Parquet file (zstd-compressed), replacing it atomically."""
+    meta = trace.meta
+    doc = {
+        "version": FORMAT_VERSION,
+        "names": trace.names,
+        "meta": {
+            "source": meta.source,
+            "format": meta.format,
+            "profiler": meta.profiler,
+            "gpus": {str(k): v for k, v in meta.gpus.items()},
+            "notes": list(meta.notes),
+        },
+    }
+    arrays = [pa.array(trace[name]) for name in COLUMNS]
+    schema = pa.schema(
+        [pa.field(name, arr.type) for name, arr in zip(COLUMNS, arrays, strict=True)],
+        metadata={METADATA_KEY: json.dumps(doc).encode()},
+    )
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+def read_parquet(path: str | Path) -> Trace:
+    """Read a Parquet file written by ``write_parquet``; InputError for any other Parquet file."""
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"cannot read the Parquet file ({exc})", path=path, hint="The file may be truncated") from None
+    raw = (table.schema.metadata or {}).get(METADATA_KEY)
+    if raw is None:
+        raise InputError(
+            "a Parquet file not written by nodecast (no 'nodecast' schema metadata)",
+            path=path,
+            hint="nodecast reads back only the Parquet files that `nodecast convert` writes",
+        )
+    try:
+        doc = json.loads(raw)
+        names = [str(s) for s in doc["names"]]
+        m = doc["meta"]
+        meta = TraceMeta(
+            source=str(m.get("source", "")),
+            format=str(m.get("format", "")),
+            profiler=str(m.get("profiler", "")),
+            gpus={int(k): str(v) for k, v in m.get("gpus", {}).items()},
+            notes=[str(s) for s in m.get("notes", [])],
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"damaged nodecast metadata in the Parquet file ({exc})", path=path) from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(f"the Parquet file lacks trace columns {missing}", path=path)
+    cols: dict[str, np.ndarray] = {}
+    for name, dtype in COLUMNS.items():
+        column = table.column(name)
+        if column.null_count:
+            raise InputError(f"column {name!r} has empty values", path=path)
+        cols[name] = column.to_numpy().astype(dtype, copy=False)
+    del table
+    ids = cols["name_id"]
+    if len(ids) and (ids.min() < -1 or ids.max() >= len(names)):
+        raise InputError("name_id values point outside the stored names", path=path)
+    return Trace.from_columns(cols, names, meta)
+
+
+def to_csv(trace: Trace, path: str | Path) -> None:
+    """Write ``trace`` as CSV with decoded labels (``Trace.to_pandas()``), replacing it atomically."""
+    df = trace.to_pandas(decode=True)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)

@@ -1,0 +1,185 @@
+"""Kineto (PyTorch profiler) JSON reader: every real trace against JSON counts, exact ns, copies, API times."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodecast.errors import InputError
+from nodecast.traces._common import parse_memcpy_name
+from nodecast.traces.kineto import kineto_from_document, read_kineto, us_text_to_ns
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.trace import MISSING_NS
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+KINETO = sorted(TRACES.glob("kineto_*.json.gz"))
+
+# The test's own reading of Kineto copy names.
+@functools.cache
+def trace_of(path: Path):  # noqa: ANN201
+    """The reader's Trace of a file, read once per file (tests only look at it)."""
+    return read_kineto(path)
+
+
+EXPECTED_DIRECTION = {"HtoD": CopyKind.HTOD, "DtoH": CopyKind.DTOH, "DtoD": CopyKind.DTOD, "HtoH": CopyKind.HTOH,
+                      "PtoP": CopyKind.PEER}
+
+
+@functools.cache
+def events(path: Path) -> list[dict]:
+    """Complete events of a Kineto file, numbers parsed exactly (Decimal); parsed once per file."""
+    doc = json.loads(gzip.decompress(path.read_bytes()), parse_float=Decimal)
+    return [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_counts_match_json(path):
+    """Kernels, memsets, syncs and copies per direction (count and bytes) equal counts over the JSON events."""
+    evs = events(path)
+    trace = trace_of(path)
+    kind = trace["kind"]
+    for cat, op in (("kernel", OpKind.KERNEL), ("gpu_memset", OpKind.MEMSET), ("cuda_sync", OpKind.SYNC)):
+        assert np.sum(kind == op) == sum(e["cat"] == cat for e in evs), cat
+    expected: dict[CopyKind, list[int]] = {}
+    for e in evs:
+        if e["cat"] == "gpu_memcpy":
+            direction = EXPECTED_DIRECTION[re.match(r"Memcpy (\w+)", e["name"]).group(1)]
+            entry = expected.setdefault(direction, [0, 0])
+            entry[0] += 1
+            entry[1] += int(e["args"]["bytes"])
+    copies = kind == OpKind.MEMCPY
+    got = {CopyKind(k): [int(np.sum(copies & (trace["copy_kind"] == k))),
+                         int(trace["bytes"][copies & (trace["copy_kind"] == k)].sum())]
+           for k in np.unique(trace["copy_kind"][copies])}
+    assert got == expected
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_gpu_times_exact_to_the_nanosecond(path):
+    """Every GPU op's start and end are ts*1000 and (ts+dur)*1000 computed exactly from the JSON text."""
+    evs = [e for e in events(path) if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")]
+    starts = sorted(int(Decimal(e["ts"]) * 1000) for e in evs)
+    ends = sorted(int((Decimal(e["ts"]) + Decimal(e["dur"])) * 1000) for e in evs)
+    trace = trace_of(path)
+    assert sorted(trace["start_ns"].tolist()) == starts
+    assert sorted(trace["end_ns"].tolist()) == ends
+
+
+def test_ns_resolution_trace_keeps_its_nanoseconds(shared_traces):
+    """The V100 trace writes ts with ns decimals at 1.7e15 us, beyond float64: they survive exactly."""
+    path = shared_traces / "kineto_training-rank0_v100.json.gz"
+    text = gzip.decompress(path.read_bytes()).decode()
+    raw = re.search(r'"cat": "kernel".*?"ts": (\d+\.\d{3})', text, re.S).group(1)
+    assert float(raw) * 1000 != int(raw.replace(".", ""))  # float64 cannot hold it
+    trace = trace_of(path)
+    assert int(raw.replace(".", "")) in set(trace["start_ns"].tolist())
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_api_times_by_correlation(path):
+    """GPU ops get the ts/dur of the cuda_runtime/cuda_driver event with the same correlation, else MISSING."""
+    evs = events(path)
+    api = {}
+    for e in evs:
+        if e["cat"] in ("cuda_runtime", "cuda_driver"):
+            api.setdefault(int(e["args"]["correlation"]), int(Decimal(e["ts"]) * 1000))
+    gpu = [e for e in evs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")]
+    matched = sum(int(e["args"].get("correlation", -1)) in api for e in gpu)
+    trace = trace_of(path)
+    has_api = trace["api_start_ns"] != MISSING_NS
+    assert has_api.sum() == matched
+    for i in np.flatnonzero(has_api)[:50]:
+        assert trace["api_start_ns"][i] == api[int(trace["correlation"][i])]
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_gpus_and_kernel_names(path):
+    """GPU names come from deviceProperties for every op device; kernels keep their full names."""
+    trace = trace_of(path)
+    assert set(np.unique(trace["device"]).tolist()) <= set(trace.meta.gpus)
+    kernels = trace["kind"] == OpKind.KERNEL
+    expected = {e["name"] for e in events(path) if e["cat"] == "kernel"}
+    assert set(trace.kernel_names()[kernels]) == expected
+
+
+def test_copy_memory_kinds(shared_traces):
+    """Pinned and pageable host copies and memset targets are decoded from the event names."""
+    trace = read_kineto(shared_traces / "kineto_training-rank0_a100-80gb.json.gz")
+    htod = trace["copy_kind"] == CopyKind.HTOD
+    assert set(np.unique(trace["src_mem"][htod]).tolist()) == {MemKind.PAGEABLE, MemKind.PINNED}
+    dtoh = trace["copy_kind"] == CopyKind.DTOH
+    assert np.all(trace["dst_mem"][dtoh] == MemKind.PAGEABLE)
+    memsets = trace["kind"] == OpKind.MEMSET
+    assert set(np.unique(trace["dst_mem"][memsets]).tolist()) == {MemKind.DEVICE, MemKind.UNKNOWN}
+
+
+def test_amd_trace_loads(shared_traces):
+    """The MI300X (HIP) trace loads: 155 kernels on device 2, named after the one listed GPU, with a note."""
+    trace = read_kineto(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz")
+    assert trace.counts() == {"kernel": 155}
+    assert trace.meta.gpus == {2: "AMD Instinct MI300X VF"}
+    assert any("device 2" in n for n in trace.meta.notes)
+    assert "roctracer" in trace.meta.profiler
+
+
+def test_peer_copy_devices_from_args():
+    """A PtoP copy takes its source and destination devices from fromDevice/toDevice."""
+    doc = {"traceEvents": [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy PtoP (Device -> Device)", "pid": 1,
+                            "tid": 7, "ts": 10, "dur": 2, "args": {"fromDevice": 1, "inDevice": 1, "toDevice": 3,
+                                                                   "stream": 7, "correlation": 5, "bytes": 64}}]}
+    trace = kineto_from_document(doc)
+    assert trace["copy_kind"][0] == CopyKind.PEER
+    assert (trace["device"][0], trace["src_device"][0], trace["dst_device"][0]) == (1, 1, 3)
+    assert (trace["start_ns"][0], trace["end_ns"][0]) == (10_000, 12_000)
+
+
+def test_bare_event_list_and_missing_args():
+    """A bare Chrome event list loads; device and stream fall back to pid and tid."""
+    trace = kineto_from_document([{"ph": "X", "cat": "kernel", "name": "k", "pid": 3, "tid": 9, "ts": 1, "dur": 1}])
+    assert (trace["device"][0], trace["stream"][0], trace.kernel_names()[0]) == (3, 9, "k")
+
+
+def test_not_a_chrome_trace():
+    """JSON without traceEvents is refused with an InputError."""
+    with pytest.raises(InputError, match="traceEvents"):
+        kineto_from_document({"hello": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [("1712195495505582.988", 1712195495505582988), ("3", 3000), ("-0.5", -500), ("0.0004", 0), ("0.0005", 1),
+     ("1e-3", 1), ("2.5E1", 25000)],
+)
+def test_us_text_to_ns(text, ns):
+    """Microsecond text converts to integer ns exactly (a 4th decimal rounds half up, exponents work)."""
+    assert us_text_to_ns([text]).tolist() == [ns]
+
+
+def test_us_text_to_ns_rejects_garbage():
+    """A non-numeric timestamp is a ValueError (the reader turns it into an InputError)."""
+    with pytest.raises(ValueError, match="not a number"):
+        us_text_to_ns(["12", "abc"])
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Memcpy HtoD (Pageable -> Device)", (CopyKind.HTOD, MemKind.PAGEABLE, MemKind.DEVICE)),
+        ("Memcpy DtoH (Device -> Pinned)", (CopyKind.DTOH, MemKind.DEVICE, MemKind.PINNED)),
+        ("Memcpy AtoH (Array -> Pageable)", (CopyKind.DTOH, MemKind.ARRAY, MemKind.PAGEABLE)),
+        ("Memcpy HtoA (Pinned -> Unknown)", (CopyKind.HTOD, MemKind.PINNED, MemKind.ARRAY)),
+        ("Memcpy DtoD (Device Static -> Managed Static)", (CopyKind.DTOD, MemKind.DEVICE_STATIC, MemKind.MANAGED_STATIC)),
+        ("Memcpy Weird", (CopyKind.UNKNOWN, MemKind.UNKNOWN, MemKind.UNKNOWN)),
+        ("something else", (CopyKind.UNKNOWN, MemKind.UNKNOWN, MemKind.UNKNOWN)),
+    ],
+)
+def test_parse_memcpy_name(name, expected):
+    """Copy names decode into direction and memory kinds; array copies keep ARRAY on the array side."""
+    assert parse_memcpy_name(name) == expected

@@ -1,0 +1,192 @@
+"""nvprof SQLite reader: every real database against direct SQL counts, memory kinds, API times."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodecast.traces import _sqlite
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.nvprof import read_nvprof
+from nodecast.traces.trace import MISSING_NS
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+NVPROF = sorted(TRACES.glob("nvprof_*.nvvp"))
+
+# The test's own reading of CUPTI's CUpti_ActivityMemcpyKind numbers.
+EXPECTED_COPY = {0: CopyKind.UNKNOWN, 1: CopyKind.HTOD, 2: CopyKind.DTOH, 3: CopyKind.HTOD, 4: CopyKind.DTOH,
+                 5: CopyKind.DTOD, 6: CopyKind.DTOD, 7: CopyKind.DTOD, 8: CopyKind.DTOD, 9: CopyKind.HTOH,
+                 10: CopyKind.PEER}
+
+
+def sql(path: Path, query: str) -> list[tuple]:
+    """Run a query on a read-only connection (the test's independent view of the file)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def tables(path: Path) -> set[str]:
+    """Table names of a SQLite file."""
+    return {r[0] for r in sql(path, "SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def count(path: Path, *names: str) -> int:
+    """Rows of the CUPTI_ACTIVITY_KIND_<name> tables that exist."""
+    present = tables(path)
+    return sum(sql(path, f"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_{n}")[0][0]
+               for n in names if f"CUPTI_ACTIVITY_KIND_{n}" in present)
+
+
+@pytest.mark.parametrize("path", NVPROF, ids=lambda p: p.name)
+def test_counts_match_sql(path):
+    """Kernels, memsets, syncs and copies per direction (count and bytes) equal direct SQL counts."""
+    trace = read_nvprof(path)
+    kind = trace["kind"]
+    assert np.sum(kind == OpKind.KERNEL) == count(path, "CONCURRENT_KERNEL", "KERNEL")
+    assert np.sum(kind == OpKind.MEMSET) == count(path, "MEMSET")
+    assert np.sum(kind == OpKind.SYNC) == count(path, "SYNCHRONIZATION")
+    expected: dict[CopyKind, list[int]] = {}
+    for table in ("MEMCPY", "MEMCPY2"):
+        if f"CUPTI_ACTIVITY_KIND_{table}" not in tables(path):
+            continue
+        for raw, n, total in sql(path, f"SELECT copyKind, count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_{table} GROUP BY 1"):
+            entry = expected.setdefault(EXPECTED_COPY[raw], [0, 0])
+            entry[0] += n
+            entry[1] += total
+    copies = kind == OpKind.MEMCPY
+    got = {CopyKind(k): [int(np.sum(copies & (trace["copy_kind"] == k))),
+                         int(trace["bytes"][copies & (trace["copy_kind"] == k)].sum())]
+           for k in np.unique(trace["copy_kind"][copies])}
+    assert got == expected
+
+
+@pytest.mark.parametrize("path", NVPROF, ids=lambda p: p.name)
+def test_api_times_from_runtime_and_driver(path):
+    """Ops get CPU API times exactly where correlationId matches a RUNTIME or DRIVER record."""
+    present = tables(path)
+    matched = 0
+    for table in ("CONCURRENT_KERNEL", "KERNEL", "MEMCPY", "MEMCPY2", "MEMSET", "SYNCHRONIZATION"):
+        if f"CUPTI_ACTIVITY_KIND_{table}" in present:
+            matched += sql(path, f"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_{table} a WHERE a.correlationId > 0 AND"
+                                 " (a.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME) OR"
+                                 "  a.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER))")[0][0]
+    trace = read_nvprof(path)
+    has_api = trace["api_start_ns"] != MISSING_NS
+    assert has_api.sum() == matched == len(trace)  # every op of these files has its API call
+    assert np.all(trace["api_end_ns"] >= trace["api_start_ns"])
+
+
+def test_memcpy_correlation_not_runtime_correlation(shared_traces):
+    """In the real files runtimeCorrelationId is 0 and correlationId is what matches the API tables."""
+    path = shared_traces / "nvprof_vectoradd-1M_t4.nvvp"
+    assert sql(path, "SELECT DISTINCT runtimeCorrelationId FROM CUPTI_ACTIVITY_KIND_MEMCPY") == [(0,)]
+    runtime = dict(sql(path, "SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME"))
+    trace = read_nvprof(path)
+    copies = np.flatnonzero(trace["kind"] == OpKind.MEMCPY)
+    assert [int(trace["api_start_ns"][i]) for i in copies] == [runtime[int(trace["correlation"][i])] for i in copies]
+
+
+def test_driver_api_launches(shared_traces):
+    """LAMMPS launches through the driver API: those kernels' times come from CUPTI_ACTIVITY_KIND_DRIVER."""
+    path = shared_traces / "nvprof_ahead-lammps_summit-v100.nvvp"
+    driver = dict(sql(path, "SELECT correlationId, end FROM CUPTI_ACTIVITY_KIND_DRIVER"))
+    trace = read_nvprof(path)
+    kernels = np.flatnonzero(trace["kind"] == OpKind.KERNEL)
+    via_driver = [i for i in kernels if int(trace["correlation"][i]) in driver]
+    assert len(via_driver) == sql(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL k JOIN"
+                                        " CUPTI_ACTIVITY_KIND_DRIVER d ON d.correlationId = k.correlationId")[0][0] > 0
+    assert all(trace["api_end_ns"][i] == driver[int(trace["correlation"][i])] for i in via_driver)
+
+
+@pytest.mark.parametrize("mode", ["htod", "dtoh"])
+@pytest.mark.parametrize("node", ["titan-k20x", "summit-v100"])
+def test_ahead_pinned_vs_pageable(shared_traces, mode, node):
+    """AHEAD bandwidthTest: the pinned run's host side is PINNED, the pageable run's PAGEABLE."""
+    for memory, kind in (("pinned", MemKind.PINNED), ("pageable", MemKind.PAGEABLE)):
+        path = shared_traces / f"nvprof_ahead-bandwidthtest-{mode}-{memory}_{node}.nvvp"
+        if not path.exists():
+            continue  # Summit has only the htod pair
+        trace = read_nvprof(path)
+        direction = CopyKind.HTOD if mode == "htod" else CopyKind.DTOH
+        rows = trace["copy_kind"] == direction
+        if mode == "dtoh":  # the sweep's 29 warm-up HtoD copies are not the measured direction
+            assert rows.sum() == 2900
+        host = trace["src_mem"] if mode == "htod" else trace["dst_mem"]
+        device = trace["dst_mem"] if mode == "htod" else trace["src_mem"]
+        assert np.all(host[rows] == kind)
+        assert np.all(device[rows] == MemKind.DEVICE)
+
+
+def test_device_to_device_sweep(shared_traces):
+    """The DtoD bandwidthTest has 2900 DTOD copies between DEVICE memories."""
+    trace = read_nvprof(shared_traces / "nvprof_ahead-bandwidthtest-dtod_titan-k20x.nvvp")
+    dtod = trace["copy_kind"] == CopyKind.DTOD
+    assert dtod.sum() == 2900
+    assert np.all(trace["src_mem"][dtod] == MemKind.DEVICE) and np.all(trace["dst_mem"][dtod] == MemKind.DEVICE)
+
+
+@pytest.mark.parametrize("path", NVPROF, ids=lambda p: p.name)
+def test_names_and_gpus(path):
+    """Kernel names come from StringTable, and every op's device has a GPU name from the DEVICE table."""
+    trace = read_nvprof(path)
+    kernels = trace["kind"] == OpKind.KERNEL
+    expected = {v for (v,) in sql(path, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL k"
+                                        " JOIN StringTable s ON s._id_ = k.name")}
+    assert set(trace.kernel_names()[kernels]) == expected
+    assert set(np.unique(trace["device"]).tolist()) <= set(trace.meta.gpus)
+    device_names = {v for (v,) in sql(path, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_DEVICE d"
+                                            " JOIN StringTable s ON s._id_ = d.name")}
+    assert set(trace.meta.gpus.values()) == device_names
+
+
+def test_memset_kinds_by_schema(shared_traces):
+    """Schema 12 memsets carry memoryKind 3 (DEVICE); schema 8 has no such column, so UNKNOWN."""
+    v12 = read_nvprof(shared_traces / "nvprof_mxnet-cnn-inference_titan-v.nvvp")
+    v8 = read_nvprof(shared_traces / "nvprof_tensorflow-cnn_gtx-titan-x.nvvp")
+    assert np.all(v12["dst_mem"][v12["kind"] == OpKind.MEMSET] == MemKind.DEVICE)
+    assert np.all(v8["dst_mem"][v8["kind"] == OpKind.MEMSET] == MemKind.UNKNOWN)
+
+
+def test_sync_device_from_context(shared_traces):
+    """Synchronization rows take their device from CUPTI_ACTIVITY_KIND_CONTEXT (0 here) and keep stream -1."""
+    trace = read_nvprof(shared_traces / "nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x.nvvp")
+    syncs = trace["kind"] == OpKind.SYNC
+    assert syncs.sum() == 29
+    assert np.all(trace["device"][syncs] == 0) and np.all(trace["stream"][syncs] == -1)
+
+
+def test_peer_copies_from_memcpy2(shared_traces, tmp_path):
+    """A MEMCPY2 row becomes a PEER copy with its source and destination devices."""
+    path = tmp_path / "peer.nvvp"
+    shutil.copy(shared_traces / "nvprof_vectoradd-1M_t4.nvvp", path)
+    path.chmod(0o644)
+    row = {"copyKind": 10, "srcKind": 3, "dstKind": 3, "bytes": 4096, "start": 5, "end": 9, "deviceId": 1,
+           "contextId": 1, "streamId": 7, "srcDeviceId": 1, "dstDeviceId": 0, "correlationId": 0}
+    with sqlite3.connect(path) as con:
+        columns = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_MEMCPY2)") if r[1] != "_id_"]
+        values = [row.get(c, 0) for c in columns]  # every other NOT NULL column: 0
+        con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY2 ({', '.join(columns)})"
+                    f" VALUES ({', '.join('?' * len(columns))})", values)
+    trace = read_nvprof(path)
+    peer = np.flatnonzero(trace["copy_kind"] == CopyKind.PEER)
+    assert len(peer) == 1
+    i = peer[0]
+    assert (trace["bytes"][i], trace["device"][i], trace["src_device"][i], trace["dst_device"][i]) == (4096, 1, 1, 0)
+
+
+def test_adbc_and_sqlite3_paths_agree(shared_traces, monkeypatch):
+    """The ADBC bulk path and the sqlite3 fallback give identical columns."""
+    path = shared_traces / "nvprof_ahead-lammps_summit-v100.nvvp"
+    fast = read_nvprof(path)
+    monkeypatch.setattr(_sqlite, "USE_ADBC", False)
+    slow = read_nvprof(path)
+    assert fast.names == slow.names
+    for name, column in fast.columns.items():
+        np.testing.assert_array_equal(column, slow[name], err_msg=name)

@@ -1,0 +1,143 @@
+"""nvprof --print-gpu-trace --csv reader: real file against csv-module counts, units, runs, variants."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodecast.errors import InputError
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.nvprof_csv import read_nvprof_csv
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+CSVS = sorted(TRACES.glob("nvprof-gputrace-csv_*.csv"))
+
+BINARY = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+
+
+def rows_of(path: Path) -> list[dict[str, str]]:
+    """Data rows with a '_size_unit' key, read with the csv module independently of the reader."""
+    rows, header, unit = [], None, None
+    for record in csv.reader(path.read_text().splitlines()):
+        if record[:2] == ["Start", "Duration"]:
+            header, unit = record, None
+        elif header and unit is None:
+            unit = dict(zip(header, record, strict=True))["Size"]
+        elif header:
+            rows.append({**dict(zip(header, record, strict=True)), "_size_unit": unit})
+    return rows
+
+
+@pytest.mark.parametrize("path", CSVS, ids=lambda p: p.name)
+def test_counts_and_bytes_match_csv(path):
+    """Kernels, memsets and copies per direction (count, bytes with binary KB/MB/GB) equal the file's rows."""
+    rows = rows_of(path)
+    trace = read_nvprof_csv(path)
+    kind = trace["kind"]
+    assert np.sum(kind == OpKind.KERNEL) == sum(not r["Name"].startswith("[") for r in rows)
+    assert np.sum(kind == OpKind.MEMSET) == sum(r["Name"] == "[CUDA memset]" for r in rows)
+    for label, direction in (("HtoD", CopyKind.HTOD), ("DtoH", CopyKind.DTOH), ("DtoD", CopyKind.DTOD)):
+        mine = [r for r in rows if r["Name"] == f"[CUDA memcpy {label}]"]
+        sel = trace["copy_kind"] == direction
+        assert sel.sum() == len(mine)
+        assert trace["bytes"][sel].sum() == sum(round(float(r["Size"]) * BINARY[r["_size_unit"]]) for r in mine)
+
+
+def test_kb_means_1024_bytes(shared_traces):
+    """512x256 floats (524,288 B) are printed as 512 KB: the first copy has 524,288 bytes."""
+    trace = read_nvprof_csv(shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv")
+    first_copy = np.flatnonzero(trace["kind"] == OpKind.MEMCPY)[0]
+    assert trace["bytes"][first_copy] == 512 * 256 * 4
+    kernels = trace["kind"] == OpKind.KERNEL
+    assert sorted(set((trace["grid_x"][kernels] * trace["block_x"][kernels] * 4).tolist())) == sorted(
+        set(trace["bytes"][trace["copy_kind"] == CopyKind.HTOD].tolist()))
+
+
+def test_kernel_names_correlation_and_device(shared_traces):
+    """The ' [97]' suffix becomes the correlation id; the Device column gives 'Tesla K40c' on device 0."""
+    trace = read_nvprof_csv(shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv")
+    kernels = trace["kind"] == OpKind.KERNEL
+    assert set(trace.kernel_names()[kernels]) == {"VecAdd(float*, float*, int)"}
+    assert np.all(trace["correlation"][kernels] == 97)
+    assert trace.meta.gpus == {0: "Tesla K40c"}
+    assert np.all(trace["src_mem"] == MemKind.UNKNOWN)  # this nvprof prints no memory kinds
+
+
+def test_runs_do_not_overlap(shared_traces):
+    """The 12 concatenated runs (separate time origins) are laid one after another without overlap."""
+    path = shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv"
+    trace = read_nvprof_csv(path)
+    assert np.all(trace["start_ns"][1:] >= trace["end_ns"][:-1])
+    assert trace.meta.notes[0] == "12 runs concatenated"
+    durations = sorted((trace["end_ns"] - trace["start_ns"]).tolist())
+    expected = sorted(round(float(r["Duration"]) * 1e9) for r in rows_of(path))
+    assert durations == expected  # shifting moves runs, never stretches ops
+
+
+def test_newer_columns_memory_kinds_memset_and_skips(tmp_path):
+    """SrcMemType/DstMemType, Correlation_ID, memsets, unified-memory rows and ==PROF== lines are handled."""
+    text = "\n".join([
+        "==1234== NVPROF is profiling process 1234, command: ./app",
+        "==1234== Profiling result:",
+        '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+        '"Static SMem","Dynamic SMem","Size","Throughput","SrcMemType","DstMemType","Device","Context","Stream",'
+        '"Name","Correlation_ID"',
+        "us,us,,,,,,,,KB,KB,KB,GB/s,,,,,,,",
+        '0.000000,1.888000,,,,,,,,,,1.003906,0.507097,"Device",,"GeForce RTX 2080 Ti (0)","1","7","[CUDA memset]",272',
+        '4643.346000,1.536000,,,,,,,,,,0.125000,0.077610,"Pinned","Device","GeForce RTX 2080 Ti (0)","1","22",'
+        '"[CUDA memcpy HtoD]",316',
+        '4650.000000,3.000000,4,1,1,128,1,1,16,0,0,,,,,"GeForce RTX 2080 Ti (0)","1","22","kern(int) [999]",317',
+        '4700.000000,2.000000,,,,,,,,,,4.000000,1.0,,,"GeForce RTX 2080 Ti (0)","1","22",'
+        '"[Unified Memory Memcpy DtoH]",0',
+        '4800.000000,1.000000,,,,,,,,,,,,,,"GeForce RTX 2080 Ti (0)","1","22","[Unified Memory GPU page faults]",0',
+    ])
+    path = tmp_path / "new.csv"
+    path.write_text(text)
+    trace = read_nvprof_csv(path)
+    assert trace.counts() == {"kernel": 1, "memcpy": 2, "memset": 1}
+    memset = np.flatnonzero(trace["kind"] == OpKind.MEMSET)[0]
+    assert (trace["bytes"][memset], trace["dst_mem"][memset], trace["correlation"][memset]) == (1028, MemKind.DEVICE, 272)
+    htod = np.flatnonzero(trace["copy_kind"] == CopyKind.HTOD)[0]
+    assert (trace["bytes"][htod], trace["src_mem"][htod], trace["dst_mem"][htod]) == (128, MemKind.PINNED, MemKind.DEVICE)
+    assert trace["start_ns"][htod] == 4_643_346  # us -> ns
+    kernel = np.flatnonzero(trace["kind"] == OpKind.KERNEL)[0]
+    assert trace["correlation"][kernel] == 317  # the column wins over the [999] suffix
+    assert trace.kernel_names()[kernel] == "kern(int)"
+    uvm = np.flatnonzero(trace["copy_kind"] == CopyKind.UVM_DTOH)[0]
+    assert (trace["bytes"][uvm], trace["src_mem"][uvm]) == (4096, MemKind.MANAGED)
+    assert any("skipped 1 rows" in n for n in trace.meta.notes)
+
+
+def test_missing_units_row(tmp_path):
+    """A header not followed by a units row is an InputError that says so."""
+    path = tmp_path / "bad.csv"
+    path.write_text('"Start","Duration","Size","Device","Stream","Name"\n1.0,2.0,,"GPU (0)","7","k"\n')
+    with pytest.raises(InputError, match="units row"):
+        read_nvprof_csv(path)
+
+
+def test_bad_number(tmp_path):
+    """A non-numeric Start value is an InputError naming the column."""
+    path = tmp_path / "bad.csv"
+    path.write_text('"Start","Duration","Size","Device","Stream","Name"\ns,s,B,,,\nabc,2.0,,"GPU (0)","7","k"\n')
+    with pytest.raises(InputError, match="Start is not a number"):
+        read_nvprof_csv(path)
+
+
+def test_api_trace_blocks_are_ignored(tmp_path):
+    """A --print-api-trace block (no Device column) adds no ops, only a note."""
+    path = tmp_path / "both.csv"
+    path.write_text(
+        '"Start","Duration","Size","Device","Stream","Name"\n'
+        's,s,B,,,\n'
+        '1.0,0.5,,"Tesla T4 (0)","7","k(int) [12]"\n'
+        '"Start","Duration","Name","Correlation_ID"\n'
+        's,s,,\n'
+        '0.9,0.01,"cudaLaunchKernel",12\n'
+    )
+    trace = read_nvprof_csv(path)
+    assert trace.counts() == {"kernel": 1}
+    assert any("API-trace rows" in n for n in trace.meta.notes)

@@ -1,0 +1,102 @@
+"""Parquet writer/reader and CSV export: exact round trips, foreign and damaged files, atomic writes."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from nodecast.errors import InputError
+from nodecast.traces.load import load_trace
+from nodecast.traces.parquet import read_parquet, to_csv, write_parquet
+from nodecast.traces.trace import COLUMNS, MISSING_NS
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+SOME = [TRACES / n for n in ("nsys_sptrsv-levelset-la_t4.sqlite", "kineto_nsfw-image-detection_mi300x.json.gz",
+                             "nvprof-gputrace-csv_vectoradd_k40c.csv", "nvprof_mxnet-cnn-inference_titan-v.nvvp")
+        if (TRACES / n).exists()]
+SAMPLE = "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
+
+
+@pytest.mark.parametrize("path", SOME, ids=lambda p: p.name)
+def test_round_trip_is_exact(path, tmp_path):
+    """Columns (values and dtypes), kernel names and metadata survive a Parquet round trip."""
+    trace = load_trace(path)
+    out = tmp_path / "t.parquet"
+    write_parquet(trace, out)
+    back = read_parquet(out)
+    for name, dtype in COLUMNS.items():
+        assert back[name].dtype == dtype
+        np.testing.assert_array_equal(back[name], trace[name], err_msg=name)
+    assert back.names == trace.names
+    assert back.meta == trace.meta
+
+
+def test_columns_stored_as_is(tmp_path):
+    """The file holds the Trace columns with their integer types and nodecast metadata."""
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    schema = pq.read_schema(out)
+    assert schema.names == list(COLUMNS)
+    assert schema.field("start_ns").type == pa.int64()
+    assert schema.field("kind").type == pa.int8()
+    assert b"nodecast" in schema.metadata
+
+
+def test_foreign_parquet_is_refused(tmp_path):
+    """A Parquet file without nodecast's metadata is an InputError."""
+    out = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), out)
+    with pytest.raises(InputError, match="not written by nodecast"):
+        read_parquet(out)
+
+
+def test_truncated_parquet(tmp_path):
+    """A cut Parquet file is an InputError, not a pyarrow traceback."""
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    data = out.read_bytes()
+    out.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="cannot read the Parquet file"):
+        read_parquet(out)
+
+
+def test_write_into_missing_folder(tmp_path):
+    """Writing into a folder that does not exist is an InputError and leaves nothing behind."""
+    with pytest.raises(InputError, match="folder does not exist"):
+        write_parquet(load_trace(SAMPLE), tmp_path / "nope" / "t.parquet")
+    assert not (tmp_path / "nope").exists()
+
+
+def test_failed_write_keeps_previous_file(tmp_path, monkeypatch):
+    """A write that fails half-way leaves the previous file intact and no temporary file."""
+    out = tmp_path / "t.parquet"
+    out.write_bytes(b"previous")
+
+    def boom(*args, **kwargs):  # noqa: ANN002, ANN003
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", boom)
+    with pytest.raises(OSError, match="disk full"):
+        write_parquet(load_trace(SAMPLE), out)
+    assert out.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+def test_csv_has_labels(tmp_path):
+    """CSV export spells kinds and memory kinds out and leaves absent API times empty."""
+    trace = load_trace(SAMPLE)
+    out = tmp_path / "t.csv"
+    to_csv(trace, out)
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(trace)
+    copies = [r for r in rows if r["kind"] == "memcpy"]
+    assert {r["copy_kind"] for r in copies} == {"HTOD"}
+    assert {r["src_mem"] for r in copies} == {"pinned"}
+    missing = int(np.sum(trace["api_start_ns"] == MISSING_NS))
+    assert sum(r["api_start_ns"] == "" for r in rows) == missing
