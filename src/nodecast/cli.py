@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from nodecast import __version__
+from nodecast._alloc import keep_large_allocations
 from nodecast.errors import InputError
 
 #: Subcommand modules under nodecast.commands, in the order ``--help`` lists them.
@@ -26,6 +27,7 @@ COMMAND_MODULES = (
     "convert",
     "kernels",
     "roofline",
+    "simulate",
 )
 
 
@@ -54,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    keep_large_allocations()
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

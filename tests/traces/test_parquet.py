@@ -100,3 +100,35 @@ def test_csv_has_labels(tmp_path):
     assert {r["src_mem"] for r in copies} == {"pinned"}
     missing = int(np.sum(trace["api_start_ns"] == MISSING_NS))
     assert sum(r["api_start_ns"] == "" for r in rows) == missing
+
+
+def test_arrow_round_trip_is_exact(tmp_path):
+    """A trace written as Arrow IPC reads back with identical columns, names and metadata."""
+    from nodecast.traces.load import load_trace
+    from nodecast.traces.parquet import write_arrow
+
+    trace = load_trace("sample:nvprof_ahead-bandwidthtest-htod-pageable_titan-k20x")
+    path = tmp_path / "t.arrow"
+    write_arrow(trace, path)
+    back = load_trace(path)
+    assert back.names == trace.names
+    assert back.meta.gpus == trace.meta.gpus
+    for name, column in trace.columns.items():
+        assert back[name].dtype == column.dtype
+        assert (back[name] == column).all(), name
+
+
+def test_truncated_arrow_file_is_a_clear_error(tmp_path):
+    """An Arrow file cut short is reported as such, not as a traceback."""
+    import pytest
+
+    from nodecast.errors import InputError
+    from nodecast.traces.load import load_trace
+    from nodecast.traces.parquet import write_arrow
+
+    trace = load_trace("sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x")
+    path = tmp_path / "t.arrow"
+    write_arrow(trace, path)
+    path.write_bytes(path.read_bytes()[: 4096])
+    with pytest.raises(InputError, match="t.arrow"):
+        load_trace(path)

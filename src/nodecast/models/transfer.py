@@ -93,7 +93,21 @@ _GB = 1e9
 
 
 def _isin(classes: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray:
-    return np.isin(classes, np.array([int(c) for c in group], dtype=classes.dtype))
+    # A lookup table over the few class codes: one gather instead of np.isin's sort/hash.
+    lut = np.zeros(len(TransferClass), dtype=bool)
+    lut[[int(c) for c in group]] = True
+    return lut[classes]
+
+
+def _group_mask(trace: Trace, group: tuple[TransferClass, ...]) -> np.ndarray:
+    """Ops whose class is in ``group``, computed once per trace (read-only)."""
+    key = ("transfer-class-group", tuple(sorted(int(c) for c in group)))
+    return trace.memo(key, lambda: _isin(trace.transfer_class, group))
+
+
+def _present(values: np.ndarray, size: int) -> np.ndarray:
+    """Distinct small non-negative integers in ``values`` (np.unique without the sort/hash)."""
+    return np.flatnonzero(np.bincount(values, minlength=size))
 
 
 def pcie_params(link: Link, *, framing: bool = True, first_request: Literal["min", "mrrs"] = "min") -> pcie.PCIeParams:
@@ -188,16 +202,26 @@ class TransferModelBase:
     # -- Model protocol -------------------------------------------------------
     def accepts(self, trace: Trace) -> np.ndarray:
         """Boolean mask of the copies this model projects (all but HtoH and unclassified)."""
-        return _isin(trace.transfer_class, HANDLED)
+        return _group_mask(trace, HANDLED)
+
+    def _classes_present(self, trace: Trace) -> list[TransferClass]:
+        """Transfer classes of the ops this model accepts (once per trace)."""
+        return trace.memo(("classes-accepted", type(self).accepts),
+                          lambda: [TC(int(c)) for c in _present(trace.transfer_class[self.accepts(trace)], len(TC))])
 
     def one_byte(self, trace: Trace, source: Machine | None, target: Machine) -> OneByteCost:
         """L+O per class present in ``trace`` (see ``nodecast.models.one_byte``)."""
-        tc = trace.transfer_class
-        present = [TC(int(c)) for c in np.unique(tc[self.accepts(trace)])]
-        return resolve_one_byte(
+        present = self._classes_present(trace)
+
+        def machine_key(m: Machine | None) -> tuple[str, str] | None:
+            return None if m is None else (m.name, str(m.path))
+
+        key = ("one-byte", machine_key(source), machine_key(target), tuple(present),
+               self.one_byte_fallback_s, self.one_byte_fallback_label)
+        return trace.memo(key, lambda: resolve_one_byte(
             trace, source, target, present,
             fallback_s=self.one_byte_fallback_s, fallback_label=self.one_byte_fallback_label,
-        )
+        ))
 
     def project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
         """Projected GPU time on ``target`` of every copy of ``trace`` (NaN for the others)."""
@@ -212,36 +236,38 @@ class TransferModelBase:
 
         count = target.gpu.count
         n = trace["bytes"].astype(np.float64)
-        transfer = np.full(n_ops, np.nan)
+        transfer = time_s  # filled in place: one fewer whole-trace array
 
-        def gpu_index(column: str) -> np.ndarray:
-            dev = trace[column].astype(np.int64)
-            return np.where(dev < 0, 0, dev)
-
-        dev, src, dst = gpu_index("device"), gpu_index("src_device"), gpu_index("dst_device")
-        g2g = handled & _isin(tc, GPU_TO_GPU)
+        # NOTE: device columns stay int16 (2 B/op); src/dst are only looked at
+        # for the GPU-to-GPU copies, usually few.
+        dev = np.maximum(trace["device"], 0)
+        g2g = handled & _group_mask(trace, GPU_TO_GPU)
         one_gpu = handled & ~g2g
-        beyond = (one_gpu & (dev >= count)) | (g2g & ((src >= count) | (dst >= count)))
-        if beyond.any():
+        g2g_rows = np.flatnonzero(g2g)
+        src = np.maximum(trace["src_device"][g2g_rows], 0).astype(np.int64)
+        dst = np.maximum(trace["dst_device"][g2g_rows], 0).astype(np.int64)
+        beyond = int((one_gpu & (dev >= count)).sum()) + int(((src >= count) | (dst >= count)).sum())
+        if beyond:
             notes.append(
-                f"{int(beyond.sum())} copies ran on GPUs beyond the target's {count}: device i is mapped to "
+                f"{beyond} copies ran on GPUs beyond the target's {count}: device i is mapped to "
                 f"target GPU i mod {count}"
             )
-        dev_t = dev % count
+        dev_t = dev % count if int(dev.max(initial=0)) >= count else dev
 
         # Host <-> GPU copies over each GPU's host link.
         links_used: dict[int, Link] = {}
         for direction, group in (("read", HOST_READ), ("write", HOST_WRITE)):
-            in_group = one_gpu & _isin(tc, group)
-            for g in np.unique(dev_t[in_group]):
-                sel = in_group & (dev_t == g)
+            in_group = one_gpu & _group_mask(trace, group)
+            gpus = _present(dev_t[in_group], count)
+            for g in gpus:
+                sel = in_group if len(gpus) == 1 else in_group & (dev_t == g)
                 link = target.host_link(int(g))
                 links_used[int(g)] = link
                 transfer[sel] = self._link_time_s(link, n[sel], direction)  # type: ignore[arg-type]
         for g, link in sorted(links_used.items()):
             notes.append(f"gpu{g} host link on {target.name}: {self._link_note(link)}")
 
-        pageable = one_gpu & _isin(tc, PAGEABLE)
+        pageable = one_gpu & _group_mask(trace, PAGEABLE)
         if pageable.any():
             extra = self._staging_time_s(n[pageable], target)
             if extra is not None:
@@ -252,33 +278,37 @@ class TransferModelBase:
             transfer[dtod] = self._dtod_time_s(n[dtod], target)
 
         # GPU <-> GPU copies over the route between the two GPUs.
-        if g2g.any():
+        if len(g2g_rows):
             src, dst = src % count, dst % count
-            same = g2g & (src == dst)
+            same = src == dst
             if same.any():
-                transfer[same] = self._dtod_time_s(n[same], target)
+                rows = g2g_rows[same]
+                transfer[rows] = self._dtod_time_s(n[rows], target)
                 notes.append(
                     f"{int(same.sum())} GPU-to-GPU copies land on one GPU of {target.name}: projected as "
                     "device-to-device copies"
                 )
-            other = g2g & ~same
             pair = src * count + dst
-            for code in np.unique(pair[other]):
+            for code in _present(pair[~same], count * count):
                 s, d = divmod(int(code), count)
-                sel = other & (pair == code)
+                rows = g2g_rows[~same & (pair == code)]
                 try:
                     route = target.route(f"gpu{s}", f"gpu{d}")
                 except InputError:
-                    notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: {int(sel.sum())} copies not projected")
+                    notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: {len(rows)} copies not projected")
+                    transfer[rows] = np.nan
+                    handled = handled.copy()  # the accepted mask is shared through the trace's memo
+                    handled[rows] = False
                     continue
                 link = bottleneck(route)
-                transfer[sel] = self._link_time_s(link, n[sel], "write")
+                transfer[rows] = self._link_time_s(link, n[rows], "write")
                 hops = " -> ".join(lk.id for lk in route)
                 notes.append(f"gpu{s} -> gpu{d} on {target.name}: route {hops}; slowest {self._link_note(link)}")
 
-        present = {int(c) for c in np.unique(tc[handled])}
+        present = {int(c) for c in self._classes_present(trace)} if handled is self.accepts(trace) else \
+            {int(c) for c in _present(tc[handled], len(TC))}
         if present & {int(c) for c in MANAGED}:
-            k = int((handled & _isin(tc, MANAGED)).sum())
+            k = int((handled & _group_mask(trace, MANAGED)).sum())
             notes.append(
                 f"{k} unified-memory migrations projected like explicit copies over the same link "
                 "(eq. 10); page-fault and migration-policy costs are not modelled"
@@ -288,10 +318,9 @@ class TransferModelBase:
         if self.include_latency:
             lo = self.one_byte(trace, source, target)
             notes.extend(lo.notes())
-            time_s[handled] = lo.per_op(tc[handled]) + transfer[handled]
+            time_s[handled] += lo.per_op(tc[handled])
         else:
             notes.append("L+O (1-byte cost) left out")
-            time_s[handled] = transfer[handled]
 
         skipped = int((~handled & (tc != TC.NOT_A_TRANSFER)).sum())
         if skipped:

@@ -127,6 +127,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         )
     if head.startswith(parquet.PARQUET_MAGIC):
         return "parquet"
+    if head.startswith(parquet.ARROW_MAGIC):
+        return "arrow"
     if head.startswith(kineto.GZIP_MAGIC):
         return "kineto"
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -170,6 +172,7 @@ _READERS = {
     "kineto": kineto.read_kineto,
     "nvprof-csv": nvprof_csv.read_nvprof_csv,
     "parquet": parquet.read_parquet,
+    "arrow": parquet.read_arrow,
 }
 
 
