@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rich.console import Console
 
 from nodecast.commands import common
 from nodecast.evaluate import UNCHANGED, evaluate
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     a = common.trace(args.trace_a)
     b = common.trace(args.trace_b)
     ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args))
-    console = Console()
+    console = t.console()
     al = ev.alignment
     console.print(
         f"A: [bold]{a.meta.source}[/] ({len(a):,} ops on {source.name})\n"

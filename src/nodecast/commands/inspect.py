@@ -7,7 +7,6 @@ import json
 import sys
 
 import pandas as pd
-from rich.console import Console
 
 from nodecast.characterize import characterize
 from nodecast.commands.common import trace as load
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, indent=1))
     else:
-        console = Console()
+        console = t.console()
         gpus = ", ".join(f"{d}: {n}" for d, n in sorted(tr.meta.gpus.items())) or "not recorded"
         console.print(f"[bold]{tr.meta.source}[/] ({tr.meta.format}; GPUs {gpus})", soft_wrap=True)
         summary = pd.DataFrame([{
@@ -56,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
         if len(ch.per_class):
             pc = ch.per_class.sort_values("time_s", ascending=False)[
                 ["label", "count", "bytes", "time_s", "time_share", "count_share", "effective_bw_bps"]]
-            t.render(pc, "Transfers per kind, most expensive first (GB/s: 1 GB = 1e9 B)",
-                     {"count": t.fmt_int, "bytes": t.fmt_bytes, "time_s": t.fmt_seconds,
-                      "time_share": t.fmt_share, "count_share": t.fmt_share, "effective_bw_bps": t.fmt_gbps},
+            pc.columns = ["kind", "count", "bytes", "GPU time", "% of time", "% of count", "GB/s"]
+            t.render(pc, "Transfers per kind, most expensive first (GB/s = bytes / GPU time, 1 GB = 1e9 B)",
+                     {"count": t.fmt_int, "bytes": t.fmt_bytes, "GPU time": t.fmt_seconds,
+                      "% of time": t.fmt_share, "% of count": t.fmt_share, "GB/s": t.fmt_gbps},
                      console)
             for title, dist in (("Size-based distribution: share of transfer count (AHEAD Fig. 1a)",
                                  ch.size_distribution),

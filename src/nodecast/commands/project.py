@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rich.console import Console
 
 from nodecast.commands import common
 from nodecast.models.base import get_models, model_names
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     source, target = common.machines(args)
     tr = common.trace(args.trace)
     proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args))
-    console = Console()
+    console = t.console()
     console.print(f"[bold]{tr.meta.source}[/]: {len(tr):,} GPU ops, projected {source.name} -> {target.name}",
                   soft_wrap=True)
     summary = proj.summary()

@@ -16,6 +16,14 @@ from rich.table import Table
 Formatter = Callable[[object], str]
 
 
+def console() -> Console:
+    """A rich Console; output to a file or pipe gets 160 columns instead of rich's 80,
+    so that saved reports keep whole rows rather than wrapped cells."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
 def fmt_seconds(value: object) -> str:
     """A time in seconds printed with an SI prefix (ns, µs, ms, s)."""
     v = float(value)  # type: ignore[arg-type]
@@ -87,4 +95,4 @@ def render(
             else:
                 cells.append(str(value))
         table.add_row(*cells)
-    (console or Console()).print(table)
+    (console or globals()["console"]()).print(table)
