@@ -27,7 +27,6 @@ COMMAND_MODULES = (
     "convert",
     "kernels",
     "roofline",
-    "simulate",
 )
 
 
