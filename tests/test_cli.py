@@ -25,7 +25,7 @@ def test_version(capsys):
 def test_usage_error_is_one_line_exit_2(capsys):
     """An unknown option is a usage error: exit 2, one line on stderr."""
     with pytest.raises(SystemExit) as exc:
-        main(["inspect", "--no-such-option"])
+        main(["inspect", "trace.sqlite", "--no-such-option"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--no-such-option" in err
