@@ -58,7 +58,7 @@ def test_convert_real_trace(capsys, shared_traces, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [
-        (["convert", SAMPLE, "-o", "OUT.txt"], ("unsupported output extension '.txt'", ".parquet or .csv")),
+        (["convert", SAMPLE, "-o", "OUT.txt"], ("unsupported output extension '.txt'", ".parquet, .arrow or .csv")),
         (["convert", "MISSING.sqlite", "-o", "OUT.parquet"], ("MISSING.sqlite", "no such file")),
         (["convert", "sample:nope", "-o", "OUT.parquet"], ("no sample trace named 'nope'", "Available samples")),
     ],
