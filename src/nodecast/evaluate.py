@@ -87,22 +87,45 @@ def _group_keys(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return key, occurrence
 
 
+def _tokens(a: Trace, b: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """What must agree between paired ops: bytes for copies and memsets, the name for kernels.
+
+    Kernel names are compared without their parameter list, so that a
+    demangled and a short name of one kernel still match.
+    """
+    index: dict[str, int] = {}
+
+    def token_of(trace: Trace) -> np.ndarray:
+        codes = np.array([index.setdefault(_bare_name(n), len(index)) for n in trace.names] + [-1], dtype=np.int64)
+        name_token = -2 - codes[trace["name_id"]]  # negative: never equal to a byte count
+        return np.where(trace["kind"] == OpKind.KERNEL, name_token, trace["bytes"])
+
+    return token_of(a), token_of(b)
+
+
+def _bare_name(name: str) -> str:
+    """Kernel name without its parameter list and return type (``void f<int>(float*)`` -> ``f<int>``)."""
+    head = name.split("(", 1)[0].strip()
+    return head[5:] if head.startswith("void ") else head
+
+
 def align(a: Trace, b: Trace) -> Alignment:
     """Pair the ops of two runs of the same program (see the module docstring)."""
     key_a, occ_a = _group_keys(a)
     key_b, occ_b = _group_keys(b)
+    tok_a, tok_b = _tokens(a, b)
     fa = pd.DataFrame({"key": key_a, "occ": occ_a, "ia": np.arange(len(a))})
     fb = pd.DataFrame({"key": key_b, "occ": occ_b, "ib": np.arange(len(b))})
     fa, fb = fa[fa.key >= 0], fb[fb.key >= 0]
     merged = fa.merge(fb, on=["key", "occ"], how="inner")
     ia, ib = merged["ia"].to_numpy(), merged["ib"].to_numpy()
-    same = a["bytes"][ia] == b["bytes"][ib]
+    same = tok_a[ia] == tok_b[ib]
     bad_keys = np.unique(merged["key"].to_numpy()[~same])
     keep_a, keep_b = [ia[~np.isin(merged["key"], bad_keys)]], [ib[~np.isin(merged["key"], bad_keys)]]
     for k in bad_keys:  # rare: an op inserted or missing in one run
         ga = fa["ia"].to_numpy()[fa["key"].to_numpy() == k]
         gb = fb["ib"].to_numpy()[fb["key"].to_numpy() == k]
-        matcher = difflib.SequenceMatcher(None, a["bytes"][ga].tolist(), b["bytes"][gb].tolist(), autojunk=False)
+        matcher = difflib.SequenceMatcher(None, tok_a[ga].tolist(), tok_b[gb].tolist(), autojunk=False)
         for block in matcher.get_matching_blocks():
             keep_a.append(ga[block.a:block.a + block.size])
             keep_b.append(gb[block.b:block.b + block.size])

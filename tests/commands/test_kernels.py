@@ -199,3 +199,33 @@ def test_sass_listings_without_matching_kernels(machines, tmp_path, capsys, monk
     out = capsys.readouterr().out
     assert "5 of 5 kernels not found in both listings" in out
     assert "0 kernels' target FLOP counts adjusted" in out
+
+
+@needs_v100
+def test_target_metrics_identity_gives_zero_error(machines, tmp_path, capsys):
+    """Projecting the V100 set onto the same GPU and comparing with itself gives 0 % MAPE for every model."""
+    src, _ = machines
+    table = tmp_path / "t.csv"
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", src,
+                 "--target-metrics", *map(str, V100_FILES), "-o", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "35 launches paired" in out and "unmatched: 0 source, 0 target" in out
+    rows = [line for line in out.splitlines() if line.startswith("│ roofline ")]
+    assert rows and "0.0 %" in rows[0]
+
+
+@needs_v100
+def test_project_uses_kernel_model_when_metrics_are_given(machines):
+    """nodecast.project with metrics projects every kernel op with the roofline model; without, none."""
+    from nodecast.machines import load_machine
+    from nodecast.project import project
+    from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
+
+    src, tgt = map(load_machine, machines)
+    metrics = read_ncu_csv(V100_FILES)
+    trace = trace_from_metrics(metrics)
+    with_metrics = project(trace, src, tgt, kind="kernel", metrics=metrics)
+    assert with_metrics.results["roofline"].handled.sum() == 35
+    assert (with_metrics.results["roofline"].time_s > 0).all()
+    without = project(trace, src, tgt, kind="kernel")
+    assert "roofline" in without.idle and not without.results

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 
 from nodecast.errors import InputError
 
@@ -33,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(columns function, pc_offset, threads_executed[, launch])")
     p.add_argument("-o", "--output", metavar="FILE", help="per-launch table (.csv, .parquet or .json)")
     p.add_argument("--per-launch", action="store_true", help="print one row per launch instead of per kernel")
+    p.add_argument("--target-metrics", metavar="CSV", nargs="+", default=None,
+                   help="ncu CSV of the same program run on the target: report each model's MAPE against it")
     p.add_argument("--print-ncu-command", action="store_true",
                    help="print the Nsight Compute command that collects the metrics, and exit")
     p.set_defaults(func=run)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             if args.sass_source else None)
     proj = project_metrics(metrics, source, target, models, sass)
     launches = proj.launches()  # computed before anything is written or printed
-    console = Console()
+    console = t.console()
     console.print(f"[bold]{len(metrics)} kernel launches[/] ({len(metrics.kernel_names)} kernels) "
                   f"profiled on {source.name} ({source.gpu.model}), projected onto {target.name} "
                   f"({target.gpu.model})")
@@ -104,7 +105,31 @@ def run(args: argparse.Namespace) -> int:
              fmts, console)
     for note in proj.notes():
         console.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
+    if args.target_metrics:
+        _report_against_target(args, metrics, source, target, models, console)
     if args.output:
         write_table(launches, args.output)
         console.print(f"wrote {len(launches)} launches to {args.output}")
     return 0
+
+
+def _report_against_target(args: argparse.Namespace, metrics, source, target, models, console) -> None:  # noqa: ANN001
+    """MAPE and WMAPE of every kernel model against the durations measured on the target (same program)."""
+    from nodecast.evaluate import evaluate
+    from nodecast.report import tables as t
+    from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
+
+    measured = read_ncu_csv(args.target_metrics)
+    ev = evaluate(trace_from_metrics(metrics), trace_from_metrics(measured), source, target,
+                  models, kind="kernel" if models is None else None, metrics=metrics)
+    al = ev.alignment
+    table = ev.table()[["model", "MAPE", "all", "ops"]].rename(columns={"all": "WMAPE"})
+    table.insert(1, "type", ["reference" if m == "unchanged" else
+                             "baseline" if m in {x.name for x in ev.projection.models if x.baseline} else "model"
+                             for m in table["model"]])
+    console.print(f"{len(ev.actual_s):,} launches paired with the target run by kernel name and occurrence; "
+                  f"unmatched: {len(al.unmatched_a)} source, {len(al.unmatched_b)} target", soft_wrap=True)
+    t.render(table, f"Error against the launches measured on {target.name}",
+             {"MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "ops": t.fmt_int}, console,
+             caption="MAPE = 100 * mean(|A - P| / A) over launches (the roofline paper's metric); "
+                     "WMAPE weights by time; 'unchanged' = the source time.")
