@@ -11,8 +11,9 @@ its own:
   project           every transfer model on an in-memory trace
   sqlite ingest     load_trace(nvprof SQLite), with --sqlite
 
-and prints ops/s and peak resident memory per op (peak RSS of the phase minus
-the RSS of the same interpreter after imports, divided by the op count).
+and prints ops/s and peak resident memory per op (peak RSS of the phase,
+VmHWM, minus the RSS of the same interpreter after imports, divided by the
+op count).
 Figures, not a test: nothing here asserts a speed.
 
     python benchmarks/bench_project.py [--ops 10000000] [--sqlite] [--workdir DIR]
@@ -37,7 +38,15 @@ SAMPLE = "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
 
 
 def rss_bytes() -> int:
-    """Peak resident set size of this process so far, bytes (Linux reports KiB)."""
+    """Peak resident set size of this process so far, bytes.
+
+    NOTE: from /proc/self/status VmHWM, not getrusage's ru_maxrss, which Linux
+    carries across fork and exec: a phase child would report the parent's peak.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
