@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "convert",
     "kernels",
     "roofline",
+    "calibrate", "record",
 )
 
 

@@ -105,7 +105,7 @@ def test_kernel_names_and_gpus(path):
                                         " ON s.id = coalesce(k.demangledName, k.shortName)")}
     assert set(trace.kernel_names()[kernels]) == expected
     assert set(np.unique(trace["device"]).tolist()) <= set(trace.meta.gpus)
-    assert trace.meta.profiler.startswith("Nsight Systems")
+    assert trace.meta.profiler.replace("NVIDIA ", "").startswith("Nsight Systems")
 
 
 @pytest.mark.parametrize("path", NSYS, ids=lambda p: p.name)

@@ -172,12 +172,16 @@ def _join_api(db: SqliteExport, cols: dict[str, np.ndarray]) -> int:
 
 
 def _profiler(db: SqliteExport) -> str:
-    """``Nsight Systems <version>`` from the export metadata, when the file records it."""
+    """The exporting product and version from the export metadata (``Nsight Systems 2023.3.1``,
+    ``nodecast record``), ``Nsight Systems`` when the file does not say."""
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if table in db.tables and {"name", "value"} <= db.columns(table):
-            rows = db.rows(f"SELECT value FROM \"{table}\" WHERE name = 'EXPORT_PRODUCT_VERSION'")
-            if rows:
-                return f"Nsight Systems {rows[0][0]}"
+            found = dict(db.rows(f"SELECT name, value FROM \"{table}\" WHERE name IN "
+                                 "('EXPORT_PRODUCT_NAME', 'EXPORT_PRODUCT_VERSION')"))
+            if found:
+                product = found.get("EXPORT_PRODUCT_NAME") or "Nsight Systems"
+                version = found.get("EXPORT_PRODUCT_VERSION")
+                return f"{product} {version}" if version else str(product)
     return "Nsight Systems"
 
 

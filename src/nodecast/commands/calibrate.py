@@ -1,0 +1,247 @@
+"""``nodecast calibrate``: Comm|Scope-grade microbenchmarks of this node -> benchmark JSON and a Machine file.
+
+Measures, for every GPU: cudaMemcpyAsync host<->GPU (pageable, pinned by
+cudaHostRegister and cudaHostAlloc, per NUMA node) one way and both ways at
+once, device->device, GPU<->GPU with and without peer access, zero-copy
+reads and writes, unified-memory demand migration and prefetch, 1 B to
+1 GiB; and the GPU's FMA and ADD/MUL peaks per precision and its DRAM, L2,
+L1 and shared-memory bandwidth. Raw results go to Google-Benchmark JSON; the
+Machine file (-o) takes cpu/gpu/links from --base and adds [measured]: the
+1-byte cost, fitted bandwidth and curve per copy class, and the GPU maxima.
+See docs/calibrate.md. Needs an NVIDIA GPU and pip install 'nodecast[gpu]'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import nodecast.calibrate as cal
+from nodecast import __version__
+from nodecast.calibrate import plan as plan_mod
+from nodecast.calibrate import writers
+from nodecast.calibrate.stats import Budget
+from nodecast.errors import InputError
+from nodecast.machines import load_machine
+
+GB = 1e9
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``calibrate`` subcommand."""
+    p = sub.add_parser("calibrate", help="measure this node's transfers and GPU (needs a GPU) into a machine file",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", metavar="MACHINE.toml",
+                   help="machine file to write (needs --base); the benchmark JSON goes beside it unless --json")
+    p.add_argument("--base", metavar="MACHINE", help="catalogue machine (or TOML) giving cpu, gpu and links")
+    p.add_argument("--json", metavar="RESULTS.json", help="Google-Benchmark JSON of every point")
+    p.add_argument("--name", help="name of the written machine (default: <base>-measured)")
+    p.add_argument("--gpus", metavar="I,J", help="CUDA device indices to measure (default: all)")
+    p.add_argument("--quick", action="store_true",
+                   help="about a minute: first GPU (and one pair), its own NUMA node, 11 sizes up to 64 MiB, short budgets")
+    p.add_argument("--budget-s", type=float, metavar="S",
+                   help="measured seconds per point (default 0.25; 0.02 with --quick; Comm|Scope uses 1)")
+    p.add_argument("--min-size", default="1", metavar="BYTES", help="smallest size (default 1)")
+    p.add_argument("--max-size", metavar="BYTES", help="largest size (default 1GiB, left out where it does not fit)")
+    p.add_argument("--only", metavar="PREFIX[,PREFIX]", help="families whose name starts so (see --list)")
+    p.add_argument("--numa", choices=("all", "local"), default="all",
+                   help="host memory on every NUMA node (default) or only each GPU's own")
+    p.add_argument("--no-flush", action="store_true", help="do not evict host buffers from the CPU caches (names lose _flush)")
+    p.add_argument("--no-gate", action="store_true", help="do not hold streams with a spin kernel while queueing")
+    p.add_argument("--list", action="store_true", help="list the benchmark families and exit (no GPU needed)")
+    p.set_defaults(func=run)
+
+
+# -- checks before any measurement -----------------------------------------------------------
+
+
+def check_writable(path: str | os.PathLike[str], option: str) -> Path:
+    """InputError unless ``path`` can be written: its folder exists and is writable, and it is not a folder."""
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise InputError("is a folder", path=out, key=option, hint="Give a file name")
+    if not folder.is_dir():
+        raise InputError("folder does not exist", path=folder, key=option, hint="Create it or choose another output path")
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise InputError("cannot write here (permission denied)", path=out, key=option, hint="Choose a writable output path")
+    return out
+
+
+def parse_gpus(text: str | None) -> tuple[int, ...] | None:
+    """``0,2`` -> (0, 2); None -> None (every GPU)."""
+    if text is None:
+        return None
+    try:
+        gpus = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise InputError(f"not a list of GPU indices: {text!r}", key="--gpus", hint="Write e.g. --gpus 0,1") from None
+    if not gpus:
+        raise InputError("empty GPU list", key="--gpus")
+    return gpus
+
+
+def options_from_args(args: argparse.Namespace) -> plan_mod.Options:
+    """The plan options of the command line (sizes, GPUs, budget, filters)."""
+    budget = None
+    if args.budget_s is not None:
+        if not args.budget_s > 0:
+            raise InputError(f"must be a positive number of seconds (got {args.budget_s})", key="--budget-s")
+        base = plan_mod.QUICK_BUDGET if args.quick else plan_mod.DEFAULT_BUDGET
+        budget = Budget(measured_s=args.budget_s, min_reps=base.min_reps, max_reps=base.max_reps,
+                        wall_s=max(base.wall_s, 4 * args.budget_s), warmup_reps=base.warmup_reps)
+    max_given = args.max_size is not None
+    max_bytes = plan_mod.parse_size(args.max_size, key="--max-size") if max_given else plan_mod.DEFAULT_MAX_BYTES
+    families = tuple(p.strip() for p in (args.only or "").split(",") if p.strip())
+    return plan_mod.Options(
+        gpus=parse_gpus(args.gpus), quick=args.quick, min_bytes=plan_mod.parse_size(args.min_size, key="--min-size"),
+        max_bytes=max_bytes, max_bytes_given=max_given, families=families, numa=args.numa,
+        flush=not args.no_flush, budget=budget,
+    )
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check, measure, write, print a summary."""
+    if args.list:
+        return _list(args)
+    if not args.output and not args.json:
+        raise InputError("nothing to write", key="calibrate", hint="Give -o MACHINE.toml --base NAME and/or --json RESULTS.json")
+    if args.output and not args.base:
+        raise InputError("a machine file needs --base", key="--base",
+                         hint="Name the catalogue machine this node is (nodecast machines list) or give a TOML path")
+    out_toml = check_writable(args.output, "-o") if args.output else None
+    json_path = args.json or (str(out_toml.with_suffix("")) + ".benchmarks.json" if out_toml else None)
+    out_json = check_writable(json_path, "--json")  # type: ignore[arg-type]
+    base = load_machine(args.base) if args.base else None
+    options = options_from_args(args)
+
+    err = Console(stderr=True)
+    session = cal.open_session()
+    try:
+        plan = plan_mod.build_plan(session.topology, options)
+        if not plan.cases:
+            raise InputError("no benchmark case can run with these options", key="calibrate",
+                             hint="; ".join(w.reason for w in plan.waived[:3]) or "Check --only and --gpus")
+        if session.governor_warning:
+            err.print(f"[yellow]warning:[/] {session.governor_warning}")
+        for note in plan.notes:
+            err.print(f"note: {note}")
+        measurer = session.measurer(gate=not args.no_gate)
+        results = _run_with_progress(plan, measurer, err)
+    finally:
+        session.close()
+    warnings = list(getattr(measurer, "warnings", []))
+    for w in dict.fromkeys(warnings):
+        err.print(f"[yellow]warning:[/] {w}")
+
+    values = cal.derive_measured(plan, results)
+    context = dict(session.context)
+    context.update({"nodecast_version": __version__, "nodecast_quick": options.quick,
+                    "nodecast_flush": options.flush, "nodecast_gate": not args.no_gate,
+                    "nodecast_facts": dict(session.facts), "nodecast_warnings": warnings})
+    writers.write_benchmark_json(out_json, writers.benchmark_document(results, plan, context))
+    machine = None
+    if out_toml is not None and base is not None:
+        machine = _write_machine(out_toml, base, session, plan, values, options, args, warnings)
+    _print_summary(results, values, out_json, out_toml, machine)
+    return 0
+
+
+def _run_with_progress(plan: plan_mod.Plan, measurer: Any, console: Console) -> list[cal.PointResult]:
+    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=console, transient=False) as progress:
+        task = progress.add_task("", total=plan.points)
+
+        def update(name: str, done: int, total: int) -> None:
+            progress.update(task, completed=done, description=name)
+
+        return cal.run_plan(plan, measurer, progress=update)
+
+
+def _write_machine(out: Path, base: Any, session: Any, plan: plan_mod.Plan, values: cal.MeasuredValues,
+                   options: plan_mod.Options, args: argparse.Namespace, warnings: list[str]) -> Any:
+    gpu, _ = cal.reference_cases(plan)
+    gpu_name = session.topology.gpus[gpu].name if gpu is not None else ""
+    now = datetime.now(UTC)
+    facts = dict(session.facts)
+    b = plan.budget
+    facts["method"] = (
+        f"repeat until {b.measured_s:g} s of measured time per point (>= {b.min_reps} reps, <= {b.max_reps}, "
+        f"<= {b.wall_s:g} s wall, {b.warmup_reps} warm-up); CUDA events for asynchronous work, host clock for "
+        f"host-synchronous work; cache flush {'on' if options.flush else 'off'}; gate {'off' if args.no_gate else 'on'}"
+    )
+    if plan.waived:
+        facts["waived"] = "; ".join(f"{w.family} on {w.where}: {w.reason}" for w in plan.waived)
+    if plan.notes:
+        facts["plan_notes"] = "; ".join(plan.notes)
+    if warnings:
+        facts["warnings"] = "; ".join(dict.fromkeys(warnings))
+    prov = writers.Provenance(
+        origin=f"nodecast calibrate {__version__}" + (" --quick" if options.quick else ""),
+        date=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        driver=session.driver,
+        gpu_name=gpu_name,
+        facts=facts,
+    )
+    name = args.name or f"{base.name}-measured"
+    description = f"{base.description}; measured by nodecast calibrate on {now.strftime('%Y-%m-%d')}"
+    doc = writers.machine_document(base, writers.measured_table(values, prov), name=name, description=description)
+    return writers.write_machine_toml(out, doc, writers.machine_header(base, prov))
+
+
+def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, out_json: Path,
+                   out_toml: Path | None, machine: Any) -> None:
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    failed = [r for r in results if not r.ok]
+    table = Table(title=f"Measured copy classes ({values.reference or 'nothing measured'}); GB/s = 1e9 B/s")
+    for col in ("class", "1-byte cost (µs)", "bandwidth 1/G (GB/s)", "source"):
+        table.add_column(col, justify="right" if "(" in col else "left")
+    for klass, cv in sorted(values.classes.items()):
+        bw = f"{cv.bandwidth_bps / GB:.2f}" if cv.bandwidth_bps is not None else "—"
+        table.add_row(klass, f"{cv.one_byte_s * 1e6:.3f}", bw, cv.source)
+    console.print(table)
+    if values.peak_flops or values.level_bandwidth_bps:
+        gt = Table(title="GPU maxima (fastest repetition); TFLOP/s = 1e12 FLOP/s, GB/s = 1e9 B/s")
+        gt.add_column("quantity")
+        gt.add_column("value", justify="right")
+        for p, (fma, am) in sorted(values.peak_flops.items()):
+            gt.add_row(f"{p} FMA", f"{fma / 1e12:.2f} TFLOP/s")
+            gt.add_row(f"{p} ADD/MUL", f"{am / 1e12:.2f} TFLOP/s")
+        for level, bw in values.level_bandwidth_bps.items():
+            gt.add_row(f"{level} bandwidth", f"{bw / GB:.0f} GB/s")
+        console.print(gt)
+    for note in values.notes:
+        console.print(f"note: {note}")
+    if failed:
+        console.print(f"{len(failed)} of {len(results)} points failed or were skipped (error_message in {out_json}); first: "
+                      f"{failed[0].name}: {failed[0].error}")
+    console.print(f"wrote {out_json} ({len(results)} points)")
+    if out_toml is not None and machine is not None:
+        console.print(f"wrote {out_toml} (machine {machine.name!r}; load it with --to/--from {out_toml})")
+
+
+def _list(args: argparse.Namespace) -> int:
+    prefixes = tuple(p.strip() for p in (args.only or "").split(",") if p.strip())
+    rows = plan_mod.describe_families(prefixes)
+    if not rows:
+        raise InputError(f"no benchmark family starts with {args.only}", key="--only")
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    table = Table(title="nodecast calibrate benchmark families")
+    for col in ("family", "placed per", "machine-file class", "what it measures"):
+        table.add_column(col)
+    scope = {"host": "NUMA node x GPU", "gpu": "GPU", "pair": "ordered GPU pair", "duplex-pair": "GPU pair"}
+    for name, sc, klass, desc in rows:
+        table.add_row(name, scope[sc], klass or "—", desc)
+    console.print(table)
+    return 0
