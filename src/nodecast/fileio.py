@@ -45,6 +45,18 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+def check_suffix(path: str | os.PathLike[str], suffixes: tuple[str, ...], what: str) -> Path:
+    """``path`` if its extension is one of ``suffixes``; else InputError naming them."""
+    path = Path(path)
+    if path.suffix.lower() not in suffixes:
+        raise InputError(
+            f"cannot write {what} as {path.suffix or 'a file without extension'}",
+            path=path,
+            hint=f"Use one of {', '.join(suffixes)}",
+        )
+    return path
+
+
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``target`` through a temporary file."""
     with atomic_path(target) as tmp:

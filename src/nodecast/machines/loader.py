@@ -68,8 +68,7 @@ class _Reader:
             raise self.fail(name, f"must be a non-empty string (got {value!r})")
         return value
 
-    def positive(self, name: str, *, required: bool = True) -> float | None:
-        """A finite number > 0 (int or float)."""
+    def _number(self, name: str, required: bool, *, zero_ok: bool) -> float | None:
         value = self.table.get(name)
         if value is None:
             if required:
@@ -77,22 +76,18 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(name, f"must be a number (got {value!r})")
-        if not math.isfinite(value) or value <= 0:
-            raise self.fail(name, f"must be a positive number (got {value!r})")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+            rule = "a number >= 0" if zero_ok else "a positive number"
+            raise self.fail(name, f"must be {rule} (got {value!r})")
         return float(value)
+
+    def positive(self, name: str, *, required: bool = True) -> float | None:
+        """A finite number > 0 (int or float)."""
+        return self._number(name, required, zero_ok=False)
 
     def non_negative(self, name: str, *, required: bool = True) -> float | None:
         """A finite number >= 0 (a latency may be zero)."""
-        value = self.table.get(name)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing value")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(name, f"must be a number (got {value!r})")
-        if not math.isfinite(value) or value < 0:
-            raise self.fail(name, f"must be a number >= 0 (got {value!r})")
-        return float(value)
+        return self._number(name, required, zero_ok=True)
 
     def count(self, name: str, *, required: bool = True) -> int | None:
         """A positive integer."""

@@ -6,22 +6,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from nodecast.errors import InputError
-from nodecast.fileio import atomic_path
+from nodecast.fileio import atomic_path, check_suffix
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".json")
 
 
 def check_table_path(path: str | Path) -> Path:
     """The output path, if its extension is a table format nodecast writes."""
-    path = Path(path)
-    if path.suffix.lower() not in TABLE_SUFFIXES:
-        raise InputError(
-            f"cannot write a table as {path.suffix or 'a file without extension'}",
-            path=path,
-            hint=f"Use one of {', '.join(TABLE_SUFFIXES)}",
-        )
-    return path
+    return check_suffix(path, TABLE_SUFFIXES, "a table")
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:

@@ -14,22 +14,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nodecast.errors import InputError  # noqa: E402
-from nodecast.fileio import atomic_path  # noqa: E402
+from nodecast.fileio import atomic_path, check_suffix  # noqa: E402
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 def check_figure_path(path: str | Path) -> Path:
     """The output path, if its extension is a figure format nodecast writes."""
-    path = Path(path)
-    if path.suffix.lower() not in FIGURE_SUFFIXES:
-        raise InputError(
-            f"cannot write a figure as {path.suffix or 'a file without extension'}",
-            path=path,
-            hint=f"Use one of {', '.join(FIGURE_SUFFIXES)}",
-        )
-    return path
+    return check_suffix(path, FIGURE_SUFFIXES, "a figure")
 
 
 def save(fig: plt.Figure, path: str | Path) -> Path:
