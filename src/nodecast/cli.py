@@ -27,7 +27,9 @@ COMMAND_MODULES = (
     "convert",
     "kernels",
     "roofline",
-    "calibrate", "record",
+    "simulate",
+    "calibrate",
+    "record",
 )
 
 

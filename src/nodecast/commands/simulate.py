@@ -1,0 +1,331 @@
+"""``nodecast simulate``: simulate a task-based runtime (StarPU-like) on a hybrid node.
+
+Thin layer over ``nodecast.sim``: parse, build the platform, models and task
+graph, run, print and write files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+from pathlib import Path
+
+from nodecast.errors import InputError
+from nodecast.fileio import atomic_path
+
+_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="simulate a task-based runtime (StarPU over SimGrid, in Python) on a hybrid node",
+        description=(
+            "Simulate tiled Cholesky or LU (or your own DAG file) scheduled by a StarPU-like runtime on a node "
+            "described by StarPU's calibration (platform XML, bus and kernel models) or by a nodecast machine. "
+            "Prints makespan and GFlop/s; writes a Chrome trace, a Gantt chart, a size sweep plot, or a comparison "
+            "with StarPU+SimGrid's own predictions."
+        ),
+    )
+    p.add_argument("app", nargs="?", choices=("cholesky", "lu"), help="built-in application (or use --dag)")
+    p.add_argument("--dag", type=Path, help="task graph file (JSON, see nodecast.sim.dag)")
+    g = p.add_argument_group("problem")
+    g.add_argument("--size", type=int, help="matrix size (elements per side)")
+    g.add_argument("--sizes", help="size sweep: N1,N2,... or START:STOP:STEP (inclusive)")
+    g.add_argument("--block-size", type=int, default=960, help="tile size (default 960, as in the paper)")
+    g.add_argument("--precision", choices=("single", "double"), default="single")
+    g = p.add_argument_group("node and calibration")
+    g.add_argument("--starpu-dir", type=Path, help="StarPU 'sampling' folder with bus/ and codelets/45/ (default $NODECAST_STARPU_DIR)")
+    g.add_argument("--starpu-machine", help="calibrated machine name in that folder (e.g. attila)")
+    g.add_argument("--platform", type=Path, help="a StarPU *.platform.xml / *.platform.v4.xml to use instead")
+    g.add_argument("--machine", help="build the platform from a nodecast machine (catalogue name or TOML file)")
+    g.add_argument("--kernel-time", action="append", default=[], metavar="KERNEL=SECONDS", help="duration for a kernel the models lack")
+    g = p.add_argument_group("what-ifs")
+    g.add_argument("--gpus", type=int, help="number of GPUs (fewer: drop the last ones; more: copies of existing ones)")
+    g.add_argument("--gpu-memory", help="memory per GPU, e.g. 2GB or 3000MiB")
+    g.add_argument("--bandwidth-scale", type=float, help="multiply link bandwidths by this factor")
+    g.add_argument("--bandwidth-links", help="regular expression selecting the links to scale (default: all)")
+    g = p.add_argument_group("runtime")
+    g.add_argument(
+        "--scheduler",
+        help="eager, random, ws, lws, dmda (default), dmdar, dmdas, heft; a comma list sweeps (or filters --compare-reference rows)",
+    )
+    g.add_argument("--workers", choices=("gpus", "all"), default="gpus", help="gpus: CPUs only drive GPUs; all: CPUs compute too")
+    g.add_argument("--ncpus", type=int, help="CPU workers with --workers all (default: cores minus one per GPU)")
+    g.add_argument("--pipeline", type=int, default=2, help="kernels queued ahead on a GPU (0: synchronous)")
+    g.add_argument("--no-prefetch", action="store_true", help="do not prefetch inputs when a task is assigned")
+    g.add_argument("--no-overheads", action="store_true", help="drop the runtime overheads of Table 2")
+    g.add_argument("--sharing", choices=("maxmin", "cm02"), default="maxmin", help="bandwidth sharing (see nodecast.sim.network)")
+    g.add_argument("--kernel-times", choices=("mean", "normal", "histogram"), default="mean")
+    g.add_argument("--samples", type=Path, help="per-execution samples CSV for --kernel-times histogram")
+    g.add_argument("--seed", type=int, default=0)
+    g = p.add_argument_group("outputs")
+    g.add_argument("--json", type=Path, help="write the result summary (JSON)")
+    g.add_argument("--trace", type=Path, help="write the schedule as Chrome-trace JSON (open in Perfetto)")
+    g.add_argument("--gantt", type=Path, help="write a Gantt chart (PNG)")
+    g.add_argument("--csv", type=Path, help="write the sweep or comparison table (CSV)")
+    g.add_argument("--plot", type=Path, help="write the GFlop/s-versus-size plot of a sweep (PNG)")
+    g.add_argument(
+        "--compare-reference",
+        nargs="?",
+        const="",
+        metavar="CSV",
+        help="run every row of StarPU+SimGrid's reference CSV and compare (default <starpu-dir>/../reference/<machine>.csv)",
+    )
+    g.add_argument("--max-blocks", type=int, help="with --compare-reference, skip rows with more blocks")
+    p.set_defaults(func=run)
+
+
+# --------------------------------------------------------------------- helpers
+def _parse_bytes(text: str) -> float:
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).upper() not in _UNITS:
+        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory", hint="Use e.g. 2GB, 3000MiB or 2e9")
+    try:
+        return float(m.group(1)) * _UNITS[m.group(2).upper()]
+    except ValueError:
+        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory") from None
+
+
+def _parse_sizes(text: str) -> list[int]:
+    try:
+        if ":" in text:
+            start, stop, step = (int(x) for x in text.split(":"))
+            if step <= 0:
+                raise ValueError
+            return list(range(start, stop + 1, step))
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"cannot read sizes from {text!r}", key="--sizes", hint="Use N1,N2,... or START:STOP:STEP") from None
+
+
+def _starpu_dir(args) -> Path | None:
+    folder = args.starpu_dir or (Path(os.environ["NODECAST_STARPU_DIR"]) if os.environ.get("NODECAST_STARPU_DIR") else None)
+    if folder is not None and not folder.is_dir():
+        raise InputError("folder does not exist", path=folder, key="--starpu-dir")
+    return folder
+
+
+def _platform_and_models(args):
+    from nodecast.sim.perfmodel import KernelModels, load_samples_csv
+    from nodecast.sim.platform import Platform
+
+    folder = _starpu_dir(args)
+    machine = args.starpu_machine
+    if args.platform is not None:
+        plat = Platform.from_starpu(args.platform)
+        machine = machine or plat.name
+    elif args.machine is not None:
+        from nodecast.machines import load_machine, load_machine_file
+
+        m = load_machine_file(args.machine) if args.machine.endswith(".toml") else load_machine(args.machine)
+        plat = Platform.from_machine(m)
+    else:
+        if folder is None or machine is None:
+            raise InputError(
+                "no platform given",
+                key="--starpu-dir",
+                hint="Give --starpu-dir and --starpu-machine (e.g. attila), --platform FILE or --machine NAME",
+            )
+        xml = folder / "bus" / f"{machine}.platform.v4.xml"
+        if not xml.exists():
+            xml = folder / "bus" / f"{machine}.platform.xml"
+        if not xml.exists():
+            raise InputError(f"no platform file for machine {machine!r}", path=folder / "bus", key="--starpu-machine")
+        plat = Platform.from_starpu(xml)
+    if args.gpus is not None:
+        plat = plat.with_gpu_count(args.gpus)
+    if args.gpu_memory is not None:
+        plat = plat.with_gpu_memory(_parse_bytes(args.gpu_memory))
+    if args.bandwidth_scale is not None:
+        plat = plat.with_bandwidth_scale(args.bandwidth_scale, args.bandwidth_links)
+    fixed: dict[str, float] = {}
+    for item in args.kernel_time:
+        name, _, value = item.partition("=")
+        try:
+            fixed[name] = float(value)
+        except ValueError:
+            raise InputError(f"expected KERNEL=SECONDS (got {item!r})", key="--kernel-time") from None
+    provider = (lambda q: fixed.get(q.kernel)) if fixed else None
+    samples = load_samples_csv(args.samples) if args.samples else None
+    codelets = folder / "codelets" / "45" if folder is not None else None
+    models = KernelModels(codelets, machine or plat.name, provider=provider, mode=args.kernel_times, seed=args.seed, samples=samples)
+    return plat, models
+
+
+def _options(args, scheduler: str, trace: bool):
+    from nodecast.sim.runtime import Overheads, RuntimeOptions
+
+    return RuntimeOptions(
+        scheduler=scheduler,
+        workers=args.workers,
+        n_cpu_workers=args.ncpus,
+        pipeline=args.pipeline,
+        prefetch=not args.no_prefetch,
+        sharing=args.sharing,
+        overheads=Overheads.none() if args.no_overheads else Overheads(),
+        seed=args.seed,
+        trace=trace,
+    )
+
+
+def _graph(args, size: int | None):
+    from nodecast.sim.apps import APPS
+    from nodecast.sim.dag import load_dag
+
+    if args.dag is not None:
+        if args.app is not None:
+            raise InputError("give either an application or --dag, not both", key="--dag")
+        return load_dag(args.dag)
+    if args.app is None:
+        raise InputError("no application given", hint="Use 'nodecast simulate cholesky --size N', 'lu', or --dag FILE")
+    if size is None:
+        raise InputError("no matrix size given", key="--size", hint="Use --size N or --sizes N1,N2,...")
+    return APPS[args.app](size, args.block_size, precision=args.precision)
+
+
+def _write_rows_csv(rows: list[dict], path: Path) -> None:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _progress(total: int, label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+    task = progress.add_task(label, total=total)
+    return progress, task
+
+
+# ------------------------------------------------------------------------- run
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from nodecast.sim.outputs import summary_lines, write_chrome_trace, write_gantt_png, write_sweep_png
+    from nodecast.sim.runtime import Simulation
+
+    console = Console()
+    if args.compare_reference is not None:
+        return _compare(args, console)
+    schedulers = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
+    sizes = _parse_sizes(args.sizes) if args.sizes else [args.size]
+    if args.dag is not None:
+        sizes = [None]
+    plat, models = _platform_and_models(args)
+    sweep = len(sizes) > 1 or len(schedulers) > 1
+    if sweep and (args.trace or args.gantt):
+        raise InputError("--trace and --gantt need a single run", hint="Drop --sizes or give one scheduler")
+    want_trace = bool(args.trace or args.gantt)
+    if not sweep:
+        graph = _graph(args, sizes[0])
+        res = Simulation(graph, plat, models, _options(args, schedulers[0], want_trace)).run()
+        for line in summary_lines(res):
+            console.print(line, highlight=False, soft_wrap=True)
+        if args.json:
+            res.write_json(args.json)
+        if args.trace:
+            write_chrome_trace(res, args.trace)
+        if args.gantt:
+            write_gantt_png(res, args.gantt)
+        return 0
+    rows = []
+    progress, task = _progress(len(sizes) * len(schedulers), f"simulating {args.app or 'dag'}")
+    with progress:
+        for size in sizes:
+            graph = _graph(args, size)
+            for sched in schedulers:
+                res = Simulation(graph, plat, models, _options(args, sched, False)).run()
+                rows.append(
+                    {
+                        "app": args.app,
+                        "matrix_size": size,
+                        "scheduler": sched,
+                        "tasks": res.n_tasks,
+                        "makespan_s": res.makespan_s,
+                        "gflops": round(res.gflops, 3),
+                        "evictions": res.evictions,
+                        "purges": res.purges,
+                    }
+                )
+                progress.advance(task)
+    console.print("size      scheduler  tasks      makespan (s)  GFlop/s  purges", highlight=False, soft_wrap=True)
+    for r in rows:
+        console.print(
+            f"{r['matrix_size']:<9} {r['scheduler']:<10} {r['tasks']:<10} {r['makespan_s']:12.4f} {r['gflops']:8.1f} {r['purges']:7d}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if args.csv:
+        _write_rows_csv(rows, args.csv)
+    if args.json:
+        with atomic_path(args.json) as tmp:
+            tmp.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if args.plot:
+        title = f"{args.app} ({args.precision}, block {args.block_size}) on {plat.name}, workers={args.workers}"
+        write_sweep_png(rows, args.plot, title=title)
+    return 0
+
+
+def _compare(args, console) -> int:
+    from nodecast.sim.reference import compare, load_reference
+
+    folder = _starpu_dir(args)
+    machine = args.starpu_machine or "attila"
+    if args.compare_reference:
+        csv_path = Path(args.compare_reference)
+    elif folder is not None:
+        csv_path = folder.parent / "reference" / f"{machine}.csv"
+    else:
+        raise InputError("no reference CSV given", key="--compare-reference", hint="Give the CSV path or --starpu-dir")
+    rows = load_reference(csv_path)
+    if args.max_blocks is not None:
+        rows = [r for r in rows if r.nblocks <= args.max_blocks]
+    if args.app is not None:
+        rows = [r for r in rows if r.app.startswith(args.app)]
+    if args.scheduler:
+        keep = {s.strip() for s in args.scheduler.split(",")}
+        rows = [r for r in rows if r.scheduler in keep]
+    if not rows:
+        raise InputError("no reference row left after filtering", path=csv_path)
+    if args.starpu_machine is None:
+        args.starpu_machine = rows[0].machine or machine
+    plat, models = _platform_and_models(args)
+    progress, task = _progress(len(rows), "comparing with the reference")
+    with progress:
+        out = compare(rows, plat, models, options=_options(args, "dmda", False), progress=lambda _: progress.advance(task))
+    console.print(
+        "app        prec  size   sched  workers  reference GF/s  nodecast GF/s   diff %  full(ref/ours)  cause if > 3 %",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for r in out:
+        flag = f"{'Y' if r['reference_memory_full'] else '-'}/{'Y' if r['nodecast_memory_full'] else '-'}"
+        console.print(
+            f"{r['app'][:10]:<10} {r['precision'][:6]:<5} {r['matrix_size']:<6} {r['scheduler']:<6} {r['worker_config'][:7]:<8}"
+            f"{r['reference_gflops']:14.1f} {r['nodecast_gflops']:14.1f} {r['diff_pct']:+8.1f}  {flag:^14}  {r['likely_cause']}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    within = sum(1 for r in out if abs(r["diff_pct"]) <= 3.0)
+    same_full = sum(1 for r in out if r["reference_memory_full"] == r["nodecast_memory_full"])
+    console.print(
+        f"{within}/{len(out)} rows within 3 %; memory-full flag agrees on {same_full}/{len(out)} rows; "
+        f"nodecast took {sum(r['nodecast_wall_s'] for r in out):.1f} s in all",
+        highlight=False,
+    )
+    if args.csv:
+        _write_rows_csv(out, args.csv)
+    if args.plot:
+        from nodecast.sim.outputs import write_sweep_png
+
+        sel = [r for r in out if r["app"] == out[0]["app"] and r["precision"] == out[0]["precision"] and r["worker_config"] == out[0]["worker_config"]]
+        ours = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["nodecast_gflops"]} for r in sel]
+        ref = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["reference_gflops"]} for r in sel]
+        title = f"{sel[0]['app']} ({sel[0]['precision']}), {sel[0]['worker_config']}: nodecast vs StarPU+SimGrid"
+        write_sweep_png(ours, args.plot, title=title, reference=ref)
+    return 0

@@ -1,0 +1,62 @@
+"""Simulate task-based runtimes (StarPU-like) on hybrid CPU-GPU nodes.
+
+A coarse-grain simulation in the spirit of Stanisic et al., "Modeling and
+simulation of a dynamic task-based runtime system for heterogeneous
+multi-core architectures" (StarPU over SimGrid): the runtime's scheduling
+decisions are reproduced, and kernels and transfers are replaced by delays
+from a one-off calibration of the target node.
+
+Modules (one concern each):
+
+``engine``        tiny deterministic discrete-event kernel (heap of ``(time, seq, callback, arg)``)
+``network``       fluid max-min bandwidth sharing, validated against SimGrid 3.32 (the oracle)
+``platform``      memory nodes, directed links, routes, bus calibration; from StarPU files or a Machine
+``starpu_files``  readers of StarPU's platform XML, bus matrices and history-based models
+``perfmodel``     kernel durations (mean, normal or irregular-histogram sampling) and the provider hook
+``dag``           task graphs with StarPU's implicit dependencies; the DAG JSON format
+``apps``          tiled Cholesky and LU as StarPU 1.4's examples submit them
+``memory``        GPU memory bookkeeping (chunks, LRU, cache, dirty counts)
+``schedulers``    eager, random, ws/lws, dmda, dmdar, dmdas, heft
+``runtime``       workers, data coherence, requests, transfers, overheads: ``Simulation``
+``outputs``       ``SimResult``; Chrome trace, Gantt and sweep PNGs, text summary
+``reference``     comparison with StarPU+SimGrid's own predictions
+
+Example::
+
+    from nodecast.sim import Platform, KernelModels, cholesky, Simulation, RuntimeOptions
+
+    sampling = "../shared/data/starpu/sampling"
+    plat = Platform.from_starpu(f"{sampling}/bus/attila.platform.v4.xml")
+    models = KernelModels(f"{sampling}/codelets/45", "attila")
+    result = Simulation(cholesky(38400), plat, models, RuntimeOptions(scheduler="dmdas")).run()
+    print(result.makespan_s, result.gflops)
+
+The same from the command line::
+
+    nodecast simulate cholesky --size 38400 --scheduler dmdas \\
+        --starpu-dir ../shared/data/starpu/sampling --starpu-machine attila
+"""
+
+from nodecast.sim.apps import cholesky, lu
+from nodecast.sim.dag import TaskGraph, load_dag
+from nodecast.sim.outputs import SimResult, write_chrome_trace, write_gantt_png, write_sweep_png
+from nodecast.sim.perfmodel import KernelModels, KernelQuery
+from nodecast.sim.platform import Platform
+from nodecast.sim.runtime import Overheads, RuntimeOptions, Simulation
+
+__all__ = [
+    "KernelModels",
+    "KernelQuery",
+    "Overheads",
+    "Platform",
+    "RuntimeOptions",
+    "SimResult",
+    "Simulation",
+    "TaskGraph",
+    "cholesky",
+    "load_dag",
+    "lu",
+    "write_chrome_trace",
+    "write_gantt_png",
+    "write_sweep_png",
+]

@@ -1,0 +1,390 @@
+"""Task graphs: tasks that access data handles, with StarPU's implicit dependencies.
+
+A ``TaskGraph`` is built the way a StarPU application submits work
+(Stanisic et al., section 3): tasks are added in *submission order*, each
+naming the data handles it accesses and how (``R``, ``W``, ``RW``).
+Dependencies follow sequential consistency of data accesses, as in StarPU's
+implicit dependencies: a task that reads a handle waits for the handle's last
+writer; a task that writes it waits for every reader since the last writer
+(or for the last writer when there was no reader). Extra explicit
+dependencies may be added by name; they are the only way to make a cycle,
+which is an error.
+
+Data that a task reads before any task wrote it is *initial data*: it starts
+valid in host memory (node 0), like a matrix registered from RAM in StarPU.
+
+Storage is columnar (plain lists indexed by task id) because the simulator
+walks it tens of thousands of times per run.
+
+DAG file format (JSON, ``format: "nodecast-dag"``, ``version: 1``)::
+
+    {
+      "format": "nodecast-dag", "version": 1,
+      "name": "my-app",
+      "data": [ {"name": "A", "size_bytes": 3686400}, ... ],
+      "tasks": [
+        {"name": "t0", "kernel": "chol_model_potrf",
+         "access": [["A", "RW"]],            # handle name, mode R | W | RW
+         "flops": 2.95e8,                   # optional, default 0
+         "priority": 5,                     # optional, default 0 (higher runs first)
+         "footprint": "617e5fe6",           # optional StarPU footprint hash (hex)
+         "size_bytes": 3686400,             # optional, default: sum of accessed data
+         "async": true,                     # optional: GPU kernel may be queued (default true)
+         "deps": ["other task", ...]},      # optional explicit dependencies
+        ...
+      ],
+      "wont_use": [ {"after": "t3", "data": "A"} ]   # optional StarPU eviction hints
+    }
+
+Tasks are submitted in file order. ``kernel`` names the StarPU performance
+model symbol (``<kernel>.<machine>`` in the codelets folder). ``size_bytes``
+(or ``footprint``) selects the model's entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nodecast.errors import InputError
+
+R, W, RW = 1, 2, 3
+MODES = {"R": R, "W": W, "RW": RW, "STARPU_R": R, "STARPU_W": W, "STARPU_RW": RW, "READ": R, "WRITE": W}
+MODE_NAMES = {R: "R", W: "W", RW: "RW"}
+
+
+@dataclass
+class TaskGraph:
+    """Tasks in submission order, the data handles they access, and their dependencies.
+
+    Per-task lists (index = task id): ``kernel`` (index into ``kernels``),
+    ``handles`` and ``modes`` (tuples), ``flops``, ``priority``, ``size_bytes``
+    (the model footprint size), ``footprint`` (hash or None), ``async_ok``,
+    ``preds`` and ``succs`` (task ids), ``names``. Per-handle lists:
+    ``data_names``, ``data_bytes``. ``wont_use`` holds ``(task, handle)``: after
+    ``task`` was submitted, StarPU's ``starpu_data_wont_use(handle)`` was called.
+    """
+
+    name: str = "dag"
+    kernels: list[str] = field(default_factory=list)
+    data_names: list[str] = field(default_factory=list)
+    data_bytes: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    kernel: list[int] = field(default_factory=list)
+    handles: list[tuple[int, ...]] = field(default_factory=list)
+    modes: list[tuple[int, ...]] = field(default_factory=list)
+    flops: list[float] = field(default_factory=list)
+    priority: list[int] = field(default_factory=list)
+    size_bytes: list[int] = field(default_factory=list)
+    footprint: list[int | None] = field(default_factory=list)
+    async_ok: list[bool] = field(default_factory=list)
+    preds: list[list[int]] = field(default_factory=list)
+    succs: list[list[int]] = field(default_factory=list)
+    wont_use: list[tuple[int, int]] = field(default_factory=list)
+    nominal_flops: float | None = None
+    notes: list[str] = field(default_factory=list)
+    _kernel_index: dict[str, int] = field(default_factory=dict, repr=False)
+    _data_index: dict[str, int] = field(default_factory=dict, repr=False)
+    _last_writer: list[int] = field(default_factory=list, repr=False)
+    _readers: list[list[int]] = field(default_factory=list, repr=False)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.kernel)
+
+    def add_data(self, name: str, size_bytes: int) -> int:
+        """Declare a data handle; returns its id. Raises InputError on a duplicate name or a bad size."""
+        if name in self._data_index:
+            raise InputError(f"data {name!r} is declared twice", key="data")
+        if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 0:
+            raise InputError(f"data {name!r}: size_bytes must be an integer >= 0 (got {size_bytes!r})", key="data")
+        hid = len(self.data_names)
+        self._data_index[name] = hid
+        self.data_names.append(name)
+        self.data_bytes.append(size_bytes)
+        self._last_writer.append(-1)
+        self._readers.append([])
+        return hid
+
+    def data_id(self, name: str) -> int:
+        """Id of the handle called ``name``. Raises InputError when it was never declared."""
+        try:
+            return self._data_index[name]
+        except KeyError:
+            raise InputError(f"unknown data {name!r}", key="data", hint="Declare it in the data list") from None
+
+    def add_task(
+        self,
+        kernel: str,
+        access: list[tuple[int, int]],
+        *,
+        flops: float = 0.0,
+        priority: int = 0,
+        name: str | None = None,
+        footprint: int | None = None,
+        size_bytes: int | None = None,
+        async_ok: bool = True,
+        extra_deps: list[int] = (),
+    ) -> int:
+        """Submit a task that accesses ``access`` = [(handle id, mode)]; returns its id.
+
+        Dependencies on earlier tasks are derived by sequential consistency.
+        """
+        tid = len(self.kernel)
+        k = self._kernel_index.get(kernel)
+        if k is None:
+            k = self._kernel_index[kernel] = len(self.kernels)
+            self.kernels.append(kernel)
+        last_writer = self._last_writer
+        readers_of = self._readers
+        data_bytes = self.data_bytes
+        preds: list[int] = []
+        handles = []
+        modes = []
+        total = 0
+        for hid, mode in access:
+            handles.append(hid)
+            modes.append(mode)
+            total += data_bytes[hid]
+            if mode & W:
+                readers = readers_of[hid]
+                if readers:
+                    preds.extend(readers)
+                    readers_of[hid] = []
+                else:
+                    last = last_writer[hid]
+                    if last >= 0:
+                        preds.append(last)
+                last_writer[hid] = tid
+            else:
+                last = last_writer[hid]
+                if last >= 0:
+                    preds.append(last)
+                readers_of[hid].append(tid)
+        if extra_deps:
+            preds.extend(extra_deps)
+        if len(preds) > 1 or tid in preds:
+            preds = [d for d in dict.fromkeys(preds) if d != tid]
+        self.names.append(name if name is not None else f"{kernel}#{tid}")
+        self.kernel.append(k)
+        self.handles.append(tuple(handles))
+        self.modes.append(tuple(modes))
+        self.flops.append(float(flops))
+        self.priority.append(int(priority))
+        self.size_bytes.append(size_bytes if size_bytes is not None else total)
+        self.footprint.append(footprint)
+        self.async_ok.append(bool(async_ok))
+        self.preds.append(preds)
+        self.succs.append([])
+        succs = self.succs
+        for d in preds:
+            if d < tid:
+                succs[d].append(tid)
+        return tid
+
+    def add_wont_use(self, handle: int) -> None:
+        """Record ``starpu_data_wont_use(handle)`` right after the last submitted task."""
+        self.wont_use.append((len(self.kernel) - 1, handle))
+
+    def link_forward(self, task: int, dep: int) -> None:
+        """Add an explicit dependency of ``task`` on ``dep`` (possibly a later task)."""
+        if dep not in self.preds[task]:
+            self.preds[task].append(dep)
+            self.succs[dep].append(task)
+
+    def check_acyclic(self, path: str | Path | None = None) -> None:
+        """Raise InputError naming tasks on a cycle when the graph is not a DAG."""
+        indeg = [len(p) for p in self.preds]
+        queue = deque(i for i, d in enumerate(indeg) if d == 0)
+        seen = 0
+        while queue:
+            t = queue.popleft()
+            seen += 1
+            for s in self.succs[t]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    queue.append(s)
+        if seen != self.n_tasks:
+            stuck = [i for i, d in enumerate(indeg) if d > 0]
+            cycle = _find_cycle(self, stuck)
+            names = " -> ".join(self.names[i] for i in cycle)
+            raise InputError(f"the task graph has a cycle: {names}", path=path, key="tasks", hint="Remove a dependency")
+
+    def initial_data(self) -> list[int]:
+        """Handles some task reads before any task writes them (they start in host memory)."""
+        written: set[int] = set()
+        out: dict[int, None] = {}
+        for hs, ms in zip(self.handles, self.modes, strict=True):
+            for h, m in zip(hs, ms, strict=True):
+                if m & R and h not in written:
+                    out[h] = None
+            for h, m in zip(hs, ms, strict=True):
+                if m & W:
+                    written.add(h)
+        return list(out)
+
+    def total_flops(self) -> float:
+        """The nominal operation count (the application's formula) when set, else the sum over tasks."""
+        return self.nominal_flops if self.nominal_flops is not None else sum(self.flops)
+
+    def critical_path_s(self, duration_s: list[float]) -> float:
+        """Longest path through the graph with the given per-task durations (no transfers)."""
+        finish = [0.0] * self.n_tasks
+        for t in range(self.n_tasks):
+            start = max((finish[p] for p in self.preds[t]), default=0.0)
+            finish[t] = start + duration_s[t]
+        return max(finish, default=0.0)
+
+    def to_json(self) -> dict:
+        """The graph in the DAG file format (see the module docstring)."""
+        tasks = []
+        for t in range(self.n_tasks):
+            item = {
+                "name": self.names[t],
+                "kernel": self.kernels[self.kernel[t]],
+                "access": [[self.data_names[h], MODE_NAMES[m]] for h, m in zip(self.handles[t], self.modes[t], strict=True)],
+                "flops": self.flops[t],
+                "priority": self.priority[t],
+                "size_bytes": self.size_bytes[t],
+            }
+            if self.footprint[t] is not None:
+                item["footprint"] = f"{self.footprint[t]:08x}"
+            if not self.async_ok[t]:
+                item["async"] = False
+            tasks.append(item)
+        out = {
+            "format": "nodecast-dag",
+            "version": 1,
+            "name": self.name,
+            "data": [{"name": n, "size_bytes": b} for n, b in zip(self.data_names, self.data_bytes, strict=True)],
+            "tasks": tasks,
+        }
+        if self.wont_use:
+            out["wont_use"] = [{"after": self.names[t], "data": self.data_names[h]} for t, h in self.wont_use]
+        if self.nominal_flops is not None:
+            out["nominal_flops"] = self.nominal_flops
+        return out
+
+
+def _find_cycle(graph: TaskGraph, stuck: list[int]) -> list[int]:
+    """A cycle among ``stuck`` tasks (those a topological sort could not place)."""
+    stuck_set = set(stuck)
+    start = stuck[0]
+    seen: dict[int, int] = {}
+    path: list[int] = []
+    node = start
+    while node not in seen:
+        seen[node] = len(path)
+        path.append(node)
+        node = next(p for p in graph.preds[node] if p in stuck_set)
+    cycle = path[seen[node] :] + [node]
+    return list(reversed(cycle))
+
+
+def load_dag(path: str | Path) -> TaskGraph:
+    """Read a DAG file (see the module docstring). Raises InputError naming the file and key of any problem."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read DAG file ({exc.strerror})", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON (line {exc.lineno}: {exc.msg})", path=path) from None
+    if not isinstance(doc, dict):
+        raise InputError("top level must be an object", path=path)
+    if doc.get("format", "nodecast-dag") != "nodecast-dag" or doc.get("version", 1) != 1:
+        raise InputError("format must be 'nodecast-dag' version 1", path=path, key="format")
+    graph = TaskGraph(name=str(doc.get("name", path.stem)))
+    data = doc.get("data", [])
+    if not isinstance(data, list):
+        raise InputError("must be a list", path=path, key="data")
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or "name" not in item or "size_bytes" not in item:
+            raise InputError("needs name and size_bytes", path=path, key=f"data[{i}]")
+        try:
+            graph.add_data(str(item["name"]), item["size_bytes"])
+        except InputError as exc:
+            raise InputError(exc.reason, path=path, key=f"data[{i}]") from None
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise InputError("must be a non-empty list", path=path, key="tasks")
+    index: dict[str, int] = {}
+    pending_deps: list[tuple[int, str, str]] = []
+    for i, item in enumerate(tasks):
+        key = f"tasks[{i}]"
+        if not isinstance(item, dict):
+            raise InputError("must be an object", path=path, key=key)
+        kernel = item.get("kernel")
+        if not isinstance(kernel, str) or not kernel:
+            raise InputError("needs a kernel name", path=path, key=f"{key}.kernel")
+        name = str(item.get("name", f"{kernel}#{i}"))
+        if name in index:
+            raise InputError(f"task name {name!r} is used twice", path=path, key=f"{key}.name")
+        access = item.get("access", [])
+        if not isinstance(access, list):
+            raise InputError("must be a list of [data, mode]", path=path, key=f"{key}.access")
+        acc = []
+        for j, pair in enumerate(access):
+            if not (isinstance(pair, list | tuple) and len(pair) == 2):
+                raise InputError("must be [data name, mode]", path=path, key=f"{key}.access[{j}]")
+            dname, mode = pair
+            if str(dname) not in graph._data_index:
+                raise InputError(f"unknown data {dname!r}", path=path, key=f"{key}.access[{j}]", hint="Declare it in data")
+            m = MODES.get(str(mode).upper())
+            if m is None:
+                raise InputError(f"mode must be R, W or RW (got {mode!r})", path=path, key=f"{key}.access[{j}]")
+            acc.append((graph._data_index[str(dname)], m))
+        fp = item.get("footprint")
+        if fp is not None:
+            try:
+                fp = int(str(fp), 16)
+            except ValueError:
+                raise InputError(f"footprint must be a hex string (got {fp!r})", path=path, key=f"{key}.footprint") from None
+        size = item.get("size_bytes")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            raise InputError(f"size_bytes must be an integer >= 0 (got {size!r})", path=path, key=f"{key}.size_bytes")
+        flops = item.get("flops", 0.0)
+        prio = item.get("priority", 0)
+        if not isinstance(flops, int | float) or isinstance(flops, bool) or flops < 0:
+            raise InputError(f"flops must be a number >= 0 (got {flops!r})", path=path, key=f"{key}.flops")
+        if not isinstance(prio, int) or isinstance(prio, bool):
+            raise InputError(f"priority must be an integer (got {prio!r})", path=path, key=f"{key}.priority")
+        deps = item.get("deps", [])
+        if not isinstance(deps, list):
+            raise InputError("must be a list of task names", path=path, key=f"{key}.deps")
+        tid = graph.add_task(
+            kernel,
+            acc,
+            flops=float(flops),
+            priority=prio,
+            name=name,
+            footprint=fp,
+            size_bytes=size,
+            async_ok=bool(item.get("async", True)),
+        )
+        index[name] = tid
+        for dep in deps:
+            pending_deps.append((tid, str(dep), f"{key}.deps"))
+    for tid, dep, key in pending_deps:
+        if dep not in index:
+            raise InputError(f"unknown task {dep!r}", path=path, key=key)
+        graph.link_forward(tid, index[dep])
+    for i, item in enumerate(doc.get("wont_use", [])):
+        try:
+            t = index[str(item["after"])]
+            h = graph._data_index[str(item["data"])]
+        except (KeyError, TypeError):
+            raise InputError("needs an existing task 'after' and data 'data'", path=path, key=f"wont_use[{i}]") from None
+        graph.wont_use.append((t, h))
+    graph.wont_use.sort()
+    if "nominal_flops" in doc:
+        graph.nominal_flops = float(doc["nominal_flops"])
+    graph.check_acyclic(path)
+    initial = graph.initial_data()
+    if initial:
+        graph.notes.append(
+            f"{len(initial)} data handle(s) are read before any task writes them; they start valid in host memory"
+        )
+    return graph

@@ -1,0 +1,87 @@
+"""Platforms imported from StarPU files and built from nodecast Machines, and what-ifs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from nodecast.errors import InputError
+from nodecast.machines import load_machine
+from nodecast.sim.platform import RAM, Platform
+
+
+@pytest.fixture
+def attila(starpu_data):
+    return Platform.from_starpu(starpu_data / "sampling" / "bus" / "attila.platform.v4.xml")
+
+
+@pytest.mark.shared
+def test_attila_nodes_capacities_and_peer_access(attila):
+    """attila has RAM and three 3.2 GB C2050s with peer copies allowed."""
+    assert attila.node_names == ["RAM", "CUDA0", "CUDA1", "CUDA2"]
+    assert attila.capacity_bytes[1:] == [3220897792.0] * 3
+    assert math.isinf(attila.capacity_bytes[RAM])
+    assert attila.copy_path(1, 3) == [(1, 3)]
+    assert attila.n_cpus == 12
+
+
+@pytest.mark.shared
+def test_route_latency_is_the_sum_of_link_latencies(attila):
+    """RAM->CUDA2 crosses links whose latencies add up to 10 µs (only RAM-CUDA2 has one)."""
+    assert attila.route_latency_s[RAM][3] == pytest.approx(10e-6)
+    names = [attila.link_names[x] for x in attila.route_links[RAM][3]]
+    assert names[0] == "RAM-CUDA2" and "Host" in names
+
+
+@pytest.mark.shared
+def test_starpu_transfer_prediction_uses_two_ngpus(attila):
+    """The scheduler's prediction is latency + size/bandwidth x 2 x 3 GPUs, from the .bandwidth/.latency files."""
+    size = 3686400
+    expected = 9.500836e-6 + size / 6008.942513e6 * 2 * 3
+    assert attila.predict_transfer_s(RAM, 1, size) == pytest.approx(expected)
+
+
+@pytest.mark.shared
+def test_gpu_count_what_ifs(attila):
+    """Fewer GPUs keep the first ones; more GPUs copy existing ones with their own per-pair links."""
+    two = attila.with_gpu_count(2)
+    assert two.node_names == ["RAM", "CUDA0", "CUDA1"]
+    five = attila.with_gpu_count(5)
+    assert five.node_names[-1] == "CUDA4" and five.model_devid == [0, 0, 1, 2, 0, 1]
+    own = {five.link_names[x] for x in five.route_links[5][RAM]}  # node 5 is CUDA4, a copy of CUDA1
+    assert "CUDA1-RAM (CUDA4)" in own and "Host" in own
+    assert five.copy_path(5, 2) == [(5, RAM), (RAM, 2)]  # a copy and its original meet through RAM
+    assert five.copy_path(5, 1) == [(5, 1)]
+
+
+@pytest.mark.shared
+def test_memory_and_bandwidth_what_ifs(attila):
+    """GPU memory is replaced; link bandwidths and the calibration scale together."""
+    small = attila.with_gpu_memory(1e9)
+    assert small.capacity_bytes[1:] == [1e9] * 3
+    fast = attila.with_bandwidth_scale(2.0)
+    assert fast.link_bandwidth_bps[0] == pytest.approx(2 * attila.link_bandwidth_bps[0])
+    assert fast.predict_transfer_s(RAM, 1, 1e6) < attila.predict_transfer_s(RAM, 1, 1e6)
+
+
+def test_platform_from_machine():
+    """The titan Machine gives RAM plus one GPU joined by a PCIe gen2 x16 link in each direction."""
+    plat = Platform.from_machine(load_machine("titan"))
+    assert plat.node_names == ["RAM", "CUDA0"]
+    assert len(plat.link_names) == 2
+    assert plat.link_bandwidth_bps[0] == pytest.approx(8e9)
+    assert plat.route_links[RAM][1] == (0,) and plat.route_links[1][RAM] == (1,)
+
+
+def test_missing_route_between_memory_nodes_is_an_input_error(tmp_path):
+    """A platform where a GPU cannot reach RAM is one InputError naming both nodes."""
+    path = tmp_path / "lonely.platform.xml"
+    path.write_text(
+        '<platform version="4"><AS id="a" routing="Full"><host id="RAM" speed="1f"/>'
+        '<host id="CUDA0" speed="1f"><prop id="memsize" value="1000000000"/></host>'
+        '<link id="l" bandwidth="1e9Bps" latency="0s"/>'
+        '<route src="RAM" dst="CUDA0" symmetrical="NO"><link_ctn id="l"/></route></AS></platform>'
+    )
+    with pytest.raises(InputError, match="no route between memory nodes CUDA0 and RAM"):
+        Platform.from_starpu(path)

@@ -1,0 +1,145 @@
+"""``nodecast simulate``: outputs, sweeps, the reference comparison, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from nodecast.cli import main
+
+pytestmark = pytest.mark.shared  # needs ../shared/data/starpu
+
+
+@pytest.fixture
+def starpu_args(starpu_data):
+    return ["--starpu-dir", str(starpu_data / "sampling"), "--starpu-machine", "attila"]
+
+
+def test_single_run_writes_trace_gantt_and_summary(tmp_path, starpu_args, capsys):
+    """One Cholesky run prints GFlop/s and writes a Perfetto-readable trace, a Gantt PNG and a JSON summary."""
+    trace, gantt, summary = tmp_path / "t.json", tmp_path / "g.png", tmp_path / "s.json"
+    code = main(["simulate", "cholesky", "--size", "3840", *starpu_args, "--trace", str(trace), "--gantt", str(gantt), "--json", str(summary)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "GFlop/s" in out and "CUDA0" in out
+    doc = json.loads(trace.read_text())
+    names = {e.get("name") for e in doc["traceEvents"]}
+    assert "POTRF(0)" in names and any(e["ph"] == "X" and e["pid"] == 2 for e in doc["traceEvents"])
+    assert gantt.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(summary.read_text())["n_tasks"] == 20
+
+
+def test_outputs_are_byte_identical_across_runs(tmp_path, starpu_args):
+    """Two runs with the same inputs and seed write identical trace, summary and Gantt files."""
+    files = []
+    for i in range(2):
+        t, s, g = tmp_path / f"t{i}.json", tmp_path / f"s{i}.json", tmp_path / f"g{i}.png"
+        argv = ["simulate", "lu", "--size", "2880", *starpu_args, "--scheduler", "random", "--seed", "3"]
+        assert main([*argv, "--trace", str(t), "--json", str(s), "--gantt", str(g)]) == 0
+        files.append((t.read_bytes(), s.read_bytes(), g.read_bytes()))
+    assert files[0] == files[1]
+
+
+def test_size_sweep_writes_table_and_plot(tmp_path, starpu_args):
+    """A size sweep over two schedulers writes one CSV row per run and the GFlop/s-vs-size plot."""
+    table, plot = tmp_path / "sweep.csv", tmp_path / "sweep.png"
+    code = main(["simulate", "cholesky", "--sizes", "1920:3840:960", "--scheduler", "dmda,eager", *starpu_args, "--csv", str(table), "--plot", str(plot)])
+    assert code == 0
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == 6 and {r["scheduler"] for r in rows} == {"dmda", "eager"}
+    assert plot.stat().st_size > 0
+
+
+def test_what_if_options(tmp_path, starpu_args):
+    """GPU count, GPU memory and bandwidth what-ifs are accepted and recorded in the notes."""
+    summary = tmp_path / "s.json"
+    code = main(["simulate", "cholesky", "--size", "4800", *starpu_args, "--gpus", "2", "--gpu-memory", "1GB", "--bandwidth-scale", "2", "--json", str(summary)])
+    assert code == 0
+    notes = " ".join(json.loads(summary.read_text())["notes"])
+    assert "2 of 3 GPUs" in notes and "GPU memory 1.000 GB" in notes and "bandwidth x2" in notes
+
+
+def test_compare_reference_small_rows(tmp_path, starpu_data, starpu_args, capsys):
+    """--compare-reference runs the reference rows (here up to 10 blocks) and reports both GFlop/s."""
+    out_csv = tmp_path / "cmp.csv"
+    ref = starpu_data / "reference" / "attila.csv"
+    code = main(["simulate", "--compare-reference", str(ref), "--max-blocks", "10", *starpu_args, "--csv", str(out_csv)])
+    assert code == 0
+    rows = list(csv.DictReader(out_csv.open()))
+    assert len(rows) == 28
+    gpu_only = [r for r in rows if r["worker_config"] == "gpuonly"]
+    assert all(float(r["nodecast_gflops"]) > 0 for r in rows)
+    assert all(abs(float(r["diff_pct"])) < 12 for r in gpu_only)
+    assert all(r["reference_memory_full"] == r["nodecast_memory_full"] == "False" for r in rows)
+    assert "rows within 3 %" in capsys.readouterr().out
+
+
+def _one_line_error(capsys, argv):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("nodecast: error: ")
+    return err
+
+
+def test_block_size_not_dividing_is_exit_2(capsys, starpu_args):
+    """A block size that does not divide the matrix prints one line and exits 2."""
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "10000", *starpu_args])
+    assert "does not divide" in err
+
+
+def test_cyclic_dag_is_exit_2(tmp_path, capsys, starpu_args):
+    """A cyclic DAG file prints one line naming the cycle and exits 2."""
+    dag = tmp_path / "c.json"
+    dag.write_text(
+        json.dumps(
+            {
+                "data": [{"name": "A", "size_bytes": 3686400}],
+                "tasks": [
+                    {"name": "x", "kernel": "chol_model_potrf", "access": [["A", "RW"]], "deps": ["y"]},
+                    {"name": "y", "kernel": "chol_model_potrf", "access": [["A", "RW"]]},
+                ],
+            }
+        )
+    )
+    err = _one_line_error(capsys, ["simulate", "--dag", str(dag), *starpu_args])
+    assert "cycle" in err
+
+
+def test_kernel_without_model_is_exit_2_unless_given_a_time(tmp_path, capsys, starpu_args):
+    """A kernel without a model is one error line; --kernel-time supplies a duration for it."""
+    dag = tmp_path / "k.json"
+    dag.write_text(json.dumps({"data": [{"name": "A", "size_bytes": 1000}], "tasks": [{"kernel": "mystery", "access": [["A", "RW"]]}]}))
+    err = _one_line_error(capsys, ["simulate", "--dag", str(dag), *starpu_args])
+    assert "mystery" in err
+    assert main(["simulate", "--dag", str(dag), *starpu_args, "--kernel-time", "mystery=0.001"]) == 0
+
+
+def test_dag_reading_unwritten_data_runs_and_says_so(tmp_path, capsys, starpu_args):
+    """A DAG reading data nobody wrote runs; the output notes that the data starts in host memory."""
+    dag = tmp_path / "r.json"
+    dag.write_text(json.dumps({"data": [{"name": "A", "size_bytes": 3686400}], "tasks": [{"kernel": "chol_model_potrf", "access": [["A", "R"]], "async": False}]}))
+    assert main(["simulate", "--dag", str(dag), *starpu_args]) == 0
+    assert "start valid in host memory" in capsys.readouterr().out
+
+
+def test_platform_without_route_is_exit_2(tmp_path, capsys, starpu_data):
+    """A platform where a GPU has no route to RAM prints one line and exits 2."""
+    xml = tmp_path / "x.platform.xml"
+    xml.write_text(
+        '<platform version="4"><AS id="a" routing="Full"><host id="RAM" speed="1f"/>'
+        '<host id="CUDA0" speed="1f"><prop id="memsize" value="1000000000"/></host>'
+        '<link id="l" bandwidth="1e9Bps" latency="0s"/>'
+        '<route src="RAM" dst="CUDA0" symmetrical="NO"><link_ctn id="l"/></route></AS></platform>'
+    )
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "1920", "--platform", str(xml), "--starpu-dir", str(starpu_data / "sampling")])
+    assert "no route between memory nodes CUDA0 and RAM" in err
+
+
+def test_missing_platform_is_exit_2(capsys, monkeypatch):
+    """Without any platform option the command says what to give."""
+    monkeypatch.delenv("NODECAST_STARPU_DIR", raising=False)
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "1920"])
+    assert "--starpu-dir" in err
