@@ -24,6 +24,8 @@ evaluated on, nor fail on a machine file without compute peaks.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -47,7 +49,7 @@ def _flop_by_precision(metrics: KernelMetrics, rows: np.ndarray) -> dict[str, np
     return out
 
 
-class _KernelBaseline:
+class _KernelBaseline(ABC):
     """Shared plumbing: the ops with metrics, their ncu durations, the GPU figures; ``_scale`` does the rest."""
 
     kind: ClassVar[str] = "kernel"
@@ -85,9 +87,10 @@ class _KernelBaseline:
             out[rows] = self._scale(t_s, mrows, src, tgt, notes)
         return ModelResult(self.name, out, None, None, notes)
 
+    @abstractmethod
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
                notes: list[str]) -> np.ndarray:
-        raise NotImplementedError
+        """Projected times of the launches ``mrows`` measured at ``t_s`` seconds on the source."""
 
 
 @register

@@ -57,6 +57,7 @@ Decisions
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
@@ -164,7 +165,7 @@ def describe_link(link: Link, *, pcie_framing: bool | None = None) -> str:
     return f"{link.id}: {link.kind}, {rate:.2f} GB/s per direction"
 
 
-class TransferModelBase:
+class TransferModelBase(ABC):
     """Shared dispatch of the transfer models: per class, per GPU, per link, vectorized.
 
     Subclasses set the ClassVars and override ``_link_time_s``,
@@ -183,15 +184,17 @@ class TransferModelBase:
         self.one_byte_fallback_label = one_byte_fallback_label
 
     # -- hooks ----------------------------------------------------------------
+    @abstractmethod
     def _link_time_s(self, link: Link, n: np.ndarray, direction: Direction) -> np.ndarray:
-        raise NotImplementedError
+        """Time on the wire of copies of ``n`` bytes over ``link``, seconds."""
 
     def _staging_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray | None:
         """Extra time of a pageable copy (None: staging not modelled)."""
         return None
 
+    @abstractmethod
     def _dtod_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
-        raise NotImplementedError
+        """Time of device-to-device copies of ``n`` bytes on the target GPU, seconds (no L+O)."""
 
     def _link_note(self, link: Link) -> str:
         return describe_link(link)
