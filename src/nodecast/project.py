@@ -111,7 +111,10 @@ class Projection:
             agg[f"{name}_ops"] = (f"{name}_ops", "sum")
         by_cat = df.groupby("category", sort=True).agg(**agg).reset_index()
         total = {"category": "total", **{k: by_cat[k].sum() for k in by_cat.columns if k != "category"}}
-        return pd.concat([by_cat, pd.DataFrame([total])], ignore_index=True)
+        out = pd.concat([by_cat, pd.DataFrame([total])], ignore_index=True)
+        for name in self.results:  # a sum over no op is "not projected", not 0 s
+            out.loc[out[f"{name}_ops"] == 0, f"{name}_s"] = np.nan
+        return out
 
 
 def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:

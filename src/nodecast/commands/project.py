@@ -52,12 +52,18 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"[bold]{tr.meta.source}[/]: {len(tr):,} GPU ops, projected {source.name} -> {target.name}",
                   soft_wrap=True)
     summary = proj.summary()
-    fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds}
-    for name in proj.results:
-        fmts[f"{name}_s"] = t.fmt_seconds
-        fmts[f"{name}_ops"] = t.fmt_int
-    t.render(summary, f"GPU time on {source.name} (source_s) and projected on {target.name} per model "
-             "(<model>_ops: ops the model handled)", fmts, console)
+    shown = summary.copy()
+    # Per-model op counts add a column per model; show them only where a model
+    # handled part of a row (else "—" in its time column says it all).
+    rows = shown["category"] != "total"
+    partial = [n for n in proj.results
+               if ((shown[f"{n}_ops"] != 0) & (shown[f"{n}_ops"] != shown["ops"]))[rows].any()]
+    shown = shown.drop(columns=[f"{n}_ops" for n in proj.results if n not in partial])
+    shown = shown.rename(columns={f"{n}_s": n for n in proj.results})
+    fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds,
+            **dict.fromkeys(proj.results, t.fmt_seconds), **{f"{n}_ops": t.fmt_int for n in partial}}
+    t.render(shown, f"GPU time on {source.name} (source_s) and projected on {target.name} per model "
+             "(— : not projected by that model; totals cover the ops each model projected)", fmts, console)
     unhandled = proj.unhandled()
     if len(unhandled):
         t.render(unhandled, "Ops no model could handle (not projected)",
