@@ -141,17 +141,15 @@ class TaskGraph:
         readers_of = self._readers
         data_bytes = self.data_bytes
         preds: list[int] = []
-        handles = []
-        modes = []
         total = 0
+        # NOTE: apps submit tens of thousands of tasks; local bindings and one
+        # pass over ``access`` keep graph construction off the benchmark's clock.
         for hid, mode in access:
-            handles.append(hid)
-            modes.append(mode)
             total += data_bytes[hid]
             if mode & W:
                 readers = readers_of[hid]
                 if readers:
-                    preds.extend(readers)
+                    preds += readers
                     readers_of[hid] = []
                 else:
                     last = last_writer[hid]
@@ -165,12 +163,18 @@ class TaskGraph:
                 readers_of[hid].append(tid)
         if extra_deps:
             preds.extend(extra_deps)
-        if len(preds) > 1 or tid in preds:
+        # NOTE: a set answers "all distinct?" cheaper than rebuilding the list;
+        # the list is only rebuilt (same result) when it has a duplicate or ``tid``.
+        if (len(preds) > 1 or tid in preds) and (tid in preds or len(set(preds)) != len(preds)):
             preds = [d for d in dict.fromkeys(preds) if d != tid]
         self.names.append(name if name is not None else f"{kernel}#{tid}")
         self.kernel.append(k)
-        self.handles.append(tuple(handles))
-        self.modes.append(tuple(modes))
+        if access:
+            hs, ms = zip(*access)  # NOTE: transposes in C, straight to tuples
+        else:
+            hs = ms = ()
+        self.handles.append(hs)
+        self.modes.append(ms)
         self.flops.append(float(flops))
         self.priority.append(int(priority))
         self.size_bytes.append(size_bytes if size_bytes is not None else total)

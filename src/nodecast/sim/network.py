@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from heapq import heappush
+from itertools import chain
 from typing import Any
 
 from nodecast.sim.engine import Environment
@@ -152,6 +153,12 @@ class FluidNetwork:
         self._route_links: list[set[int]] = []
         self._route_adj: list[list[int]] = []  # routes sharing at least one link (itself included)
         self._route_classes: list[dict[tuple, None]] = []  # active classes per route
+        # NOTE: routes with an active class, and each route's adjacency list as
+        # route -> position: the component walk then looks at the few active
+        # routes instead of every adjacent one (routes sharing the Host link
+        # are all adjacent), in the same order as walking the adjacency list.
+        self._active_routes: dict[int, None] = {}
+        self._route_adj_pos: list[dict[int, int]] = []
         self._class_flows: dict[tuple, dict[int, Flow]] = {}
         self._class_rate: dict[tuple, float] = {}
         self._cache: dict[tuple, dict[tuple, float]] = {}
@@ -207,10 +214,13 @@ class FluidNetwork:
         links = set(counts)
         self._route_links.append(links)
         self._route_adj.append([rid])
+        self._route_adj_pos.append({rid: 0})
         self._route_classes.append({})
         for other in range(rid):
             if links & self._route_links[other]:
+                self._route_adj_pos[rid][other] = len(self._route_adj[rid])
                 self._route_adj[rid].append(other)
+                self._route_adj_pos[other][rid] = len(self._route_adj[other])
                 self._route_adj[other].append(rid)
         return rid
 
@@ -236,6 +246,7 @@ class FluidNetwork:
         if members is None:
             members = self._class_flows[cls] = {}
             self._route_classes[cls[0]][cls] = None
+            self._active_routes[cls[0]] = None
         members[flow.fid] = flow
         nflows = self._link_nflows
         size = flow.size_bytes
@@ -263,12 +274,15 @@ class FluidNetwork:
             del self._class_flows[cls]
             self._class_rate.pop(cls, None)
             del route_classes[cls[0]][cls]
+            if not route_classes[cls[0]]:
+                del self._active_routes[cls[0]]
         nflows = self._link_nflows
         for link, _ in flow.coefs:
             nflows[link] -= 1
             if not nflows[link]:
                 self.link_busy_s[link] += now - self._link_since[link]
-        seeds = [c for r in self._route_adj[cls[0]] for c in route_classes[r]]
+        # NOTE: the active classes of the adjacent routes, gathered in C (same order).
+        seeds = list(chain.from_iterable(map(route_classes.__getitem__, self._route_adj[cls[0]])))
         self.completed += 1
         if seeds:
             self._reallocate(seeds, None)
@@ -278,7 +292,6 @@ class FluidNetwork:
     def _reallocate(self, seeds: tuple, new_flow: Flow | None) -> None:
         """Recompute rates over the component of classes reachable from ``seeds`` (memoised)."""
         self.reallocations += 1
-        route_adj = self._route_adj
         route_classes = self._route_classes
         class_flows = self._class_flows
         # 1. The connected component of classes touched by the change (walked
@@ -286,20 +299,28 @@ class FluidNetwork:
         comp: dict[tuple, None] = dict.fromkeys(seeds)
         seen_routes: set[int] = set()
         stack = [c[0] for c in comp]
+        active = self._active_routes
+        adj_pos = self._route_adj_pos
         while stack:
             rid = stack.pop()
             if rid in seen_routes:
                 continue
             seen_routes.add(rid)
-            for c2 in route_classes[rid]:
-                comp[c2] = None
-            for r2 in route_adj[rid]:
-                if r2 not in seen_routes and route_classes[r2]:
-                    stack.append(r2)
-        key = tuple(sorted((c, len(class_flows[c])) for c in comp))
+            comp.update(route_classes[rid])  # NOTE: same insertion order as a loop, in C
+            # Active unseen neighbours, pushed in adjacency-list order.
+            pos = adj_pos[rid]
+            nxt = [(pos[r2], r2) for r2 in active if r2 in pos and r2 not in seen_routes]
+            if nxt:
+                if len(nxt) > 1:
+                    nxt.sort()
+                stack.extend([r2 for _, r2 in nxt])
+        # NOTE: a frozenset is a cheaper memo key than a sorted tuple and names the
+        # same configuration; the solver still sees the classes in sorted order,
+        # so its floating-point sums are the same as before.
+        key = frozenset(zip(comp, map(len, map(class_flows.__getitem__, comp))))
         rates = self._cache.get(key)
         if rates is None:
-            rates = self._solve(key)
+            rates = self._solve(tuple(sorted(key)))
             if len(self._cache) >= self._CACHE_LIMIT:
                 self._cache.clear()
             self._cache[key] = rates

@@ -51,7 +51,9 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from heapq import heappush
+from itertools import compress
 
 from nodecast.errors import InputError
 from nodecast.sim.dag import RW, R, W, TaskGraph
@@ -217,7 +219,7 @@ class Simulation:
     """
 
     def __init__(self, graph: TaskGraph, platform: Platform, models: KernelModels, options: RuntimeOptions | None = None) -> None:
-        from nodecast.sim.schedulers import make_scheduler
+        from nodecast.sim.schedulers import Scheduler, make_scheduler
 
         self.graph = graph
         self.platform = platform
@@ -230,6 +232,9 @@ class Simulation:
         self._setup_tasks()
         self._setup_data()
         self.sched = make_scheduler(self.opt.scheduler, self)
+        # NOTE: most policies keep the base class's no-op hook; skip the call per task then.
+        hook = type(self.sched).after_completion
+        self._after_completion = None if hook is Scheduler.after_completion else self.sched.after_completion
         self.current_worker = -1
         self.makespan_s = 0.0
         self.finished = 0
@@ -268,30 +273,38 @@ class Simulation:
         n = g.n_tasks
         self.n_tasks = n
         types: dict[tuple[int, int, int | None], int] = {}
-        self.task_type = [0] * n
         self.type_len: list[list[float]] = []  # [type][arch] mean duration (s)
         self.type_samplers: list[list] = []
         self.type_flops: list[float] = []
-        for t in range(n):
-            key = (g.kernel[t], g.size_bytes[t], g.footprint[t])
-            ty = types.get(key)
-            if ty is None:
-                ty = types[key] = len(self.type_len)
-                kname = g.kernels[g.kernel[t]]
-                lens = []
-                samplers = []
-                for kind, devid in self.arches:
-                    mean = models.expected_s(kname, kind, devid, g.size_bytes[t], g.footprint[t], g.flops[t])
-                    lens.append(mean)
-                    samplers.append(models.sampler(kname, kind, devid, g.size_bytes[t], mean))
-                self.type_len.append(lens)
-                self.type_samplers.append(samplers)
-            self.task_type[t] = ty
+        # NOTE: types are numbered in order of first occurrence, as a plain loop
+        # over the tasks would; the per-task work is done by C-level zip/map.
+        keys = list(zip(g.kernel, g.size_bytes, g.footprint, strict=True))
+        first = dict(zip(reversed(keys), range(n - 1, -1, -1)))
+        for t in sorted(first.values()):
+            key = keys[t]
+            types[key] = len(self.type_len)
+            kname = g.kernels[g.kernel[t]]
+            lens = []
+            samplers = []
+            for kind, devid in self.arches:
+                mean = models.expected_s(kname, kind, devid, g.size_bytes[t], g.footprint[t], g.flops[t])
+                lens.append(mean)
+                samplers.append(models.sampler(kname, kind, devid, g.size_bytes[t], mean))
+            self.type_len.append(lens)
+            self.type_samplers.append(samplers)
+        self.task_type = list(map(types.__getitem__, keys))
         self.notes.extend(models.notes)
-        self.task_reads = [tuple(h for h, m in zip(hs, ms, strict=True) if m & R) for hs, ms in zip(g.handles, g.modes, strict=True)]
-        self.task_access = [tuple(zip(hs, ms, strict=True)) for hs, ms in zip(g.handles, g.modes, strict=True)]
+        # NOTE: few distinct mode tuples exist; their read masks are computed once,
+        # and a task that reads everything it accesses shares its handle tuple.
+        read_mask = {ms: tuple([m & R for m in ms]) for ms in set(g.modes)}
+        read_all = {ms: all(mask) for ms, mask in read_mask.items()}
+        self.task_reads = [hs if read_all[ms] else tuple(compress(hs, read_mask[ms])) for hs, ms in zip(g.handles, g.modes, strict=True)]
+        # NOTE: (handle, mode) pairs are zipped where they are walked (twice per
+        # task) rather than materialised for every task up front.
+        self.task_modes = g.modes
         self.task_async = [a and not self.sync_gpu for a in g.async_ok]
         self.succs = g.succs
+        self.task_handles = g.handles
         self.gpu_queue_s = self.opt.overheads.gpu_queue_s
         self.tracing = self.opt.trace
         # tidy when clean < min_clean x chunks, i.e. dirty > (1 - min_clean) x chunks
@@ -310,12 +323,16 @@ class Simulation:
         self.wont_at_submit: list[tuple[int, int]] = []
         last_writer: dict[int, int] = {}
         hints = sorted(g.wont_use)
+        nhints = len(hints)
+        # NOTE: only the writes up to the last hint matter; written handles come
+        # from a per-mode-tuple mask (computed once) instead of a per-access test.
+        write_mask = {ms: tuple([m & W for m in ms]) for ms in set(g.modes)}
+        handles, modes = g.handles, g.modes
         k = 0
-        for t in range(n):
-            for h, m in zip(g.handles[t], g.modes[t], strict=True):
-                if m & W:
-                    last_writer[h] = t
-            while k < len(hints) and hints[k][0] == t:
+        for t in range(hints[-1][0] + 1 if hints else 0):
+            for h in compress(handles[t], write_mask[modes[t]]):
+                last_writer[h] = t
+            while k < nhints and hints[k][0] == t:
                 h = hints[k][1]
                 lw = last_writer.get(h, -1)
                 if lw >= 0:
@@ -354,7 +371,10 @@ class Simulation:
         # a task's data must fit in every GPU that may run it
         gpu_caps = [self.mem[x].capacity_bytes for x in plat.gpu_nodes]
         if gpu_caps and any(w.kind == "cuda" for w in self.workers):
-            biggest = max((sum(self.size[h] for h in set(hs)) for hs in g.handles), default=0)
+            # NOTE: a chain of C-level maps (no Python frame per task): for each
+            # task, the bytes of its distinct handles.
+            per_task = map(sum, map(partial(map, self.size.__getitem__), map(set, g.handles)))
+            biggest = max(per_task, default=0)
             if biggest > min(gpu_caps):
                 raise InputError(
                     f"a task needs {biggest} B of data but a GPU holds only {int(min(gpu_caps))} B",
@@ -372,6 +392,7 @@ class Simulation:
         self.purging = [0] * nn
         self.pumping = [False] * (nn * nn * 2)
         self.oom_blocked = [False] * (nn * nn * 2)
+        self.n_oom_blocked = [0] * nn  # blocked channels per handling node
         self.deferred: list[list[int]] = [[] for _ in range(nn)]
         self.hop_seq = 0
         self.sync_waiters: list[list] = []
@@ -480,7 +501,7 @@ class Simulation:
         # One sentinel count so that a request completing synchronously cannot
         # fire the task before all its requests are issued.
         wait[t] = 1
-        for h, m in self.task_access[t]:
+        for h, m in zip(self.task_handles[t], self.task_modes[t]):
             pin[h] += 1
             if m & R:
                 if not valid[h] >> node & 1:
@@ -489,7 +510,10 @@ class Simulation:
             elif not alloc[h] >> node & 1:
                 wait[t] += 1
                 self.request_alloc(h, node, self._input_ready, t)
-        self._input_ready(t)
+        # NOTE: _input_ready(t) inlined (drop the sentinel count): one call less per task.
+        wait[t] -= 1
+        if wait[t] == 0:
+            self._data_ready(t)
 
     def _input_ready(self, t: int) -> None:
         wait = self.task_wait
@@ -507,12 +531,13 @@ class Simulation:
             return
         bit = 1 << node
         valid = self.valid
+        version = self.version
         if node:
             clean = self.clean_lru[node]
             dirty = self.dirty_lru[node]
-            for h, m in self.task_access[t]:
+            for h, m in zip(self.task_handles[t], self.task_modes[t]):
                 if m & W:
-                    self.version[h] += 1
+                    version[h] += 1
                     if valid[h] != bit:
                         self._set_valid(h, bit)
                     dirty.move_to_end(h)
@@ -521,9 +546,9 @@ class Simulation:
                 else:
                     clean.move_to_end(h)
         else:
-            for h, m in self.task_access[t]:
+            for h, m in zip(self.task_handles[t], self.task_modes[t]):
                 if m & W:
-                    self.version[h] += 1
+                    version[h] += 1
                     if valid[h] != bit:
                         self._set_valid(h, bit)
         self.sched.on_exec_start(w, t)
@@ -566,9 +591,10 @@ class Simulation:
             self.trace_tasks.append((t, w.wid, self.task_start[t], now))
         node = w.node
         pin = self.pin[node]
-        for h, _ in self.task_access[t]:
+        for h in self.task_handles[t]:
             pin[h] -= 1
-        self.sched.on_exec_end(w, t)
+        sched = self.sched
+        sched.on_exec_end(w, t)
         prev = self.current_worker
         self.current_worker = w.wid
         npending = self.npending
@@ -579,9 +605,12 @@ class Simulation:
                 if submit[s] > now:
                     heappush(env.queue, (submit[s], next(env.counter), self._push, s))
                 else:
-                    self._push(s)
-        if t in self.wont_after:
-            for ht, h in self.wont_after[t]:
+                    # NOTE: _push(s) inlined (the clock is ``now``): one call less per task.
+                    self.task_ready[s] = now
+                    sched.push(s)
+        wont = self.wont_after.get(t)
+        if wont is not None:
+            for ht, h in wont:
                 if submit[ht] > now:
                     heappush(env.queue, (submit[ht], next(env.counter), self._wont_use, h))
                 else:
@@ -595,7 +624,8 @@ class Simulation:
             if (dirty + len(self.clean_lru[node])) * self.min_dirty_fraction < dirty:
                 self._tidy(node)
         self._progress(w)
-        self.sched.after_completion(w)
+        if self._after_completion is not None:
+            self._after_completion(w)
 
     # --------------------------------------------------------- coherence
     def _set_valid(self, h: int, new: int) -> None:
@@ -729,10 +759,15 @@ class Simulation:
 
     def _unblock(self, node: int) -> None:
         """Memory may have changed on ``node``: let its channels retry the prefetches that lacked room."""
+        # NOTE: called after every task and request on a GPU; the per-node count
+        # of blocked channels skips the channel scan when none is blocked.
+        if not self.n_oom_blocked[node]:
+            return
         blocked = self.oom_blocked
         for ch in self.channels_of[node]:
             if blocked[ch]:
                 blocked[ch] = False
+                self.n_oom_blocked[node] -= 1
                 self._pump(ch)
 
     def _pump_node(self, node: int) -> None:
@@ -1022,7 +1057,9 @@ class Simulation:
         self.inflight[req.ch] -= 1
         self.dropped_prefetches += 1
         self.req_queues[req.ch][req.kind].appendleft(req)
-        self.oom_blocked[req.ch] = True
+        if not self.oom_blocked[req.ch]:
+            self.oom_blocked[req.ch] = True
+            self.n_oom_blocked[req.ch // 2 // self.nn] += 1
 
     def select_src(self, h: int, dst: int) -> int:
         """StarPU's ``_starpu_select_src_node``: the valid copy with the lowest predicted direct transfer time.

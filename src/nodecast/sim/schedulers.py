@@ -258,63 +258,72 @@ class Dmda(Scheduler):
         self.beta = rt.opt.beta
         self.predicted = [math.nan] * rt.n_tasks
         self.predicted_transfer = [math.nan] * rt.n_tasks
+        self.prefetch = rt.opt.prefetch
+        self.env = rt.env
 
     def push(self, t: int) -> None:
+        # NOTE: runs once per task over every worker: the runtime's tables are
+        # bound to locals, and the cached transfer estimate is read inline
+        # (``expected_transfer_s`` is only called on a cache miss).
         rt = self.rt
         now = rt.env.now
         lens = rt.type_len[rt.task_type[t]]
-        reads = rt.task_reads[t]
         valid = rt.valid
         pending = rt.pending
         cost_cache = rt._cost_cache
         size = rt.size
-        xfer = rt.expected_transfer_s
+        # NOTE: valid masks do not change while a task is placed: read them once,
+        # and skip the per-handle walk on nodes where every input is valid.
+        hv = [(h, valid[h]) for h in rt.task_reads[t]]
+        all_valid = -1
+        for _, v in hv:
+            all_valid &= v
         best_end = math.inf
         cand = []
         for w, f, node, arch in self.wf:
             es = f.exp_start
             exp_start = now + f.pipeline_len if es != es else (es if es > now else now)
             penalty = 0.0
-            for h in reads:
-                v = valid[h]
-                if v >> node & 1 or (h << 8 | node) in pending:
-                    continue
-                c = cost_cache.get((v, node, size[h]))
-                penalty += c if c is not None else xfer(h, node)
+            if not all_valid >> node & 1:
+                for h, v in hv:
+                    if v >> node & 1 or (h << 8 | node) in pending:
+                        continue
+                    c = cost_cache.get((v, node, size[h]))
+                    penalty += c if c is not None else rt.expected_transfer_s(h, node)
             start = exp_start + f.exp_len
             if now + penalty > start:
                 start = now + penalty
-            end = start + lens[arch]
+            length = lens[arch]
+            end = start + length
             if end < best_end:
                 best_end = end
-            cand.append((end, penalty, w, lens[arch]))
+            cand.append((end, penalty, w, length))
         best = None
         best_fit = math.inf
         alpha, beta = self.alpha, self.beta
-        for end, penalty, w, length in cand:
-            fit = alpha * (end - best_end) + beta * penalty
+        for c in cand:
+            fit = alpha * (c[0] - best_end) + beta * c[1]
             if best is None or fit < best_fit:
                 best_fit = fit
-                best = (w, penalty, length)
-        w, penalty, length = best
-        self._push_on(t, w, length, penalty)
+                best = c
+        self._push_on(t, best[2], best[3], best[1])
 
     def _push_on(self, t: int, w: Worker, predicted: float, predicted_transfer: float) -> None:
         rt = self.rt
         now = rt.env.now
         f = self.fifos[w.wid]
         es = f.exp_start
-        f.exp_start = now + f.pipeline_len if es != es else (es if es > now else now)
-        f.exp_end = f.exp_start + f.exp_len
-        if now + predicted_transfer < f.exp_end:
+        exp_start = f.exp_start = now + f.pipeline_len if es != es else (es if es > now else now)
+        exp_end = exp_start + f.exp_len
+        if now + predicted_transfer < exp_end:
             predicted_transfer = 0.0
         else:
-            predicted_transfer = now + predicted_transfer - f.exp_end
+            predicted_transfer = now + predicted_transfer - exp_end
         f.exp_len += predicted_transfer + predicted
-        f.exp_end = f.exp_start + f.exp_len
+        f.exp_end = exp_start + f.exp_len
         self.predicted[t] = predicted
         self.predicted_transfer[t] = predicted_transfer
-        if rt.opt.prefetch:
+        if self.prefetch:
             rt.prefetch_task(t, w)
         if self.sorted_queue:
             prio = rt.graph.priority[t]
@@ -325,13 +334,14 @@ class Dmda(Scheduler):
         else:
             f.tasks.append(t)
         f.ntasks += 1
-        rt.wake(w)
+        if w.fetching < 0:  # NOTE: a worker still fetching cannot take it now; skip the call
+            rt._progress(w)
 
     def pop(self, w: Worker) -> int:
         f = self.fifos[w.wid]
         if not f.ntasks:
             return -1
-        now = self.rt.env.now
+        now = self.env.now
         es = f.exp_start
         f.exp_start = now if es != es or es < now else es
         f.exp_end = f.exp_start + f.exp_len
@@ -347,10 +357,10 @@ class Dmda(Scheduler):
         f.ntasks -= 1
         # _starpu_fifo_task_transfer_started
         pt = self.predicted_transfer[t]
-        f.exp_len -= pt
-        f.pipeline_len += pt
-        f.exp_start = now + f.pipeline_len
-        f.exp_end = f.exp_start + f.exp_len
+        f.exp_len = exp_len = f.exp_len - pt
+        f.pipeline_len = pipeline_len = f.pipeline_len + pt
+        f.exp_start = exp_start = now + pipeline_len
+        f.exp_end = exp_start + exp_len
         return t
 
     def _first_ready(self, q: deque[int], w: Worker) -> int:
@@ -382,22 +392,25 @@ class Dmda(Scheduler):
     def on_exec_start(self, w: Worker, t: int) -> None:
         # _starpu_fifo_task_started, then exp_start = max(now + pipeline_len, exp_start)
         f = self.fifos[w.wid]
-        now = self.rt.env.now
-        f.pipeline_len -= self.predicted_transfer[t]
+        now = self.env.now
         model = self.predicted[t]
-        f.exp_len -= model
-        f.pipeline_len += model
-        f.exp_start = now + f.pipeline_len
-        f.exp_end = f.exp_start + f.exp_len
+        # NOTE: same operations in the same order as attribute updates, on locals.
+        pipeline_len = f.pipeline_len - self.predicted_transfer[t] + model
+        exp_len = f.exp_len - model
+        f.pipeline_len = pipeline_len
+        f.exp_len = exp_len
+        f.exp_start = exp_start = now + pipeline_len
+        f.exp_end = exp_start + exp_len
 
     def on_exec_end(self, w: Worker, t: int) -> None:
         f = self.fifos[w.wid]
-        now = self.rt.env.now
-        f.pipeline_len -= self.predicted[t]
-        s = now + f.pipeline_len
-        if f.exp_start != f.exp_start or s > f.exp_start:
-            f.exp_start = s
-        f.exp_end = f.exp_start + f.exp_len
+        now = self.env.now
+        f.pipeline_len = pipeline_len = f.pipeline_len - self.predicted[t]
+        s = now + pipeline_len
+        es = f.exp_start
+        if es != es or s > es:
+            f.exp_start = es = s
+        f.exp_end = es + f.exp_len
 
 
 class Dmdar(Dmda):
