@@ -43,6 +43,7 @@ The expected-time bookkeeping of the dmda family (``exp_start``, ``exp_len``,
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections import deque
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 SCHEDULERS = ("eager", "random", "ws", "lws", "dmda", "dmdar", "dmdas", "heft")
 
 
-class Scheduler:
+class Scheduler(ABC):
     """Base policy: subclasses implement ``push`` and ``pop``."""
 
     name = "base"
@@ -67,11 +68,13 @@ class Scheduler:
         self.rt = rt
         self.workers = rt.workers
 
+    @abstractmethod
     def push(self, t: int) -> None:
-        raise NotImplementedError
+        """Task ``t`` became ready: place it (a queue, a worker)."""
 
+    @abstractmethod
     def pop(self, w: Worker) -> int:
-        raise NotImplementedError
+        """The next task for idle worker ``w``, or -1 when there is none."""
 
     def on_exec_start(self, w: Worker, t: int) -> None:
         pass
