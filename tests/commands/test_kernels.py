@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from nodecast.cli import main
-from nodecast.models.roofline import measured_gpu_toml
 from nodecast.traces.ncu import NCU_COMMAND
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
@@ -16,47 +15,10 @@ V100_FILES = sorted(TRACES.glob("ncu-csv_v100_*.csv"))
 needs_v100 = pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v100_* files are not in {TRACES}")
 
 
-def write_machine(folder: Path, name: str, gpu: str, fp32: float, dram: float, *, measured: bool = True,
-                  l2: float | None = None) -> Path:
-    """A one-GPU machine TOML (FP32 data-sheet peak, DRAM bandwidth, optionally Table 1's [measured.gpu])."""
-    text = f"""schema_version = 1
-name = "{name}"
-description = "test machine {name}"
-[cpu]
-model = "test cpu"
-sockets = 1
-cores_per_socket = 4
-clock_hz = 2e9
-memory_bytes = 1e10
-memory_bandwidth_bps = 1e11
-[gpu]
-model = "{gpu}"
-count = 1
-sms = 80
-clock_hz = 1.53e9
-memory_bytes = 1.6e10
-[gpu.peak_flops.fp32]
-fma = {fp32}
-addmul = {fp32 / 2}
-[gpu.peak_flops.fp16]
-fma = {2 * fp32}
-addmul = {fp32}
-[gpu.levels.dram]
-bandwidth_bps = {dram}
-"""
-    if l2 is not None:
-        text += f"[gpu.levels.l2]\nbandwidth_bps = {l2}\n"
-    text += '[[links]]\nid = "p"\nkind = "pcie"\nendpoints = ["cpu0", "gpu0"]\ngen = 3\nlanes = 16\n'
-    if measured:
-        text += measured_gpu_toml(gpu) + "\n"
-    path = folder / f"{name}.toml"
-    path.write_text(text)
-    return path
-
-
 @pytest.fixture
-def machines(tmp_path: Path) -> tuple[str, str]:
+def machines(tmp_path: Path, machine_writer) -> tuple[str, str]:
     """V100 and H100 machine files with data-sheet FP32 peaks and Table 1's measured maxima."""
+    write_machine = machine_writer
     return (str(write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9)),
             str(write_machine(tmp_path, "h100", "H100", 66.9e12, 3.35e12)))
 
@@ -125,8 +87,9 @@ def test_missing_metric_exits_2_and_writes_nothing(machines, tmp_path, capsys):
 
 
 @needs_v100
-def test_target_without_figures_exits_2(tmp_path, capsys):
+def test_target_without_figures_exits_2(tmp_path, capsys, machine_writer):
     """A target with neither a measured nor a data-sheet L2 bandwidth is one error naming the key."""
+    write_machine = machine_writer
     src = write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9)
     tgt = write_machine(tmp_path, "bare", "H100", 66.9e12, 3.35e12, measured=False)
     out = tmp_path / "o.parquet"

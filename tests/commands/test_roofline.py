@@ -12,7 +12,7 @@ from nodecast.cli import main
 from nodecast.commands.roofline import draw_projection, select_kernel
 from nodecast.errors import InputError
 from nodecast.machines.loader import load_machine_file
-from nodecast.models.roofline import KernelInputs, gpu_figures, measured_gpu_toml, project_kernels
+from nodecast.models.roofline import KernelInputs, gpu_figures, project_kernels
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
@@ -21,53 +21,12 @@ needs_v100 = pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def write_machine(folder: Path, name: str, gpu: str, fp64: float, fp32: float, dram: float) -> Path:
-    """A one-GPU machine TOML with data-sheet peaks and Table 1's [measured.gpu] block."""
-    text = f"""schema_version = 1
-name = "{name}"
-description = "test machine {name}"
-[cpu]
-model = "test cpu"
-sockets = 1
-cores_per_socket = 4
-clock_hz = 2e9
-memory_bytes = 1e10
-memory_bandwidth_bps = 1e11
-[gpu]
-model = "{gpu}"
-count = 1
-sms = 80
-clock_hz = 1.53e9
-memory_bytes = 1.6e10
-[gpu.peak_flops.fp64]
-fma = {fp64}
-addmul = {fp64 / 2}
-[gpu.peak_flops.fp32]
-fma = {fp32}
-addmul = {fp32 / 2}
-[gpu.peak_flops.fp16]
-fma = {2 * fp32}
-addmul = {fp32}
-[gpu.levels.dram]
-bandwidth_bps = {dram}
-[[links]]
-id = "p"
-kind = "pcie"
-endpoints = ["cpu0", "gpu0"]
-gen = 3
-lanes = 16
-{measured_gpu_toml(gpu)}
-"""
-    path = folder / f"{name}.toml"
-    path.write_text(text)
-    return path
-
-
 @pytest.fixture
-def machines(tmp_path: Path) -> tuple[str, str]:
+def machines(tmp_path: Path, machine_writer) -> tuple[str, str]:
     """V100 and H100 machine files (data sheets + Table 1)."""
-    return (str(write_machine(tmp_path, "v100", "V100", 7.8e12, 15.7e12, 900e9)),
-            str(write_machine(tmp_path, "h100", "H100", 33.5e12, 66.9e12, 3.35e12)))
+    write_machine = machine_writer
+    return (str(write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9, fp64=7.8e12)),
+            str(write_machine(tmp_path, "h100", "H100", 66.9e12, 3.35e12, fp64=33.5e12)))
 
 
 @needs_v100
@@ -91,10 +50,11 @@ def test_one_launch_as_svg(machines, tmp_path):
     assert out.read_text().lstrip().startswith("<?xml")
 
 
-def test_figure_has_both_panels_and_the_projected_area(tmp_path):
+def test_figure_has_both_panels_and_the_projected_area(tmp_path, machine_writer):
     """The figure has a source and a target panel; the target shows the eq.-9 area and its mean."""
-    v100 = load_machine_file(write_machine(tmp_path, "v100", "V100", 7.8e12, 15.7e12, 900e9))
-    h100 = load_machine_file(write_machine(tmp_path, "h100", "H100", 33.5e12, 66.9e12, 3.35e12))
+    write_machine = machine_writer
+    v100 = load_machine_file(write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9, fp64=7.8e12))
+    h100 = load_machine_file(write_machine(tmp_path, "h100", "H100", 66.9e12, 3.35e12, fp64=33.5e12))
     row = {"kernel": "k", "occurrence": 0, "id": 0, "duration_s": 1e-3}
     for p in PRECISION_LETTER:
         for o in FLOP_OPS:
