@@ -132,3 +132,24 @@ def test_dependencies_respect_submission_order(accesses):
     for t, preds in enumerate(g.preds):
         assert all(p < t for p in preds)
     g.check_acyclic()
+
+
+def test_graph_builders_pause_the_collector_and_restore_it():
+    import gc
+
+    from nodecast.errors import InputError
+    from nodecast.sim.apps import cholesky
+    from nodecast.sim.dag import paused_gc
+
+    with paused_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(InputError):
+        cholesky(1000, 960)  # the block does not divide: the collector comes back on the error path too
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        cholesky(1920, 960)
+        assert not gc.isenabled()  # a caller's disabled collector stays disabled
+    finally:
+        gc.enable()

@@ -26,7 +26,7 @@ other kernels may be queued on the device while the previous one runs.
 from __future__ import annotations
 
 from nodecast.errors import InputError
-from nodecast.sim.dag import RW, R, TaskGraph
+from nodecast.sim.dag import RW, R, TaskGraph, paused_gc
 
 STARPU_MAX_PRIO = 5
 STARPU_DEFAULT_PRIO = 0
@@ -74,6 +74,7 @@ def flops_gemm(m: float, n: float, k: float) -> float:
     return 2.0 * m * n * k
 
 
+@paused_gc()
 def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
     """Tiled Cholesky (lower), as StarPU's ``cholesky_implicit``; raises InputError when the block does not divide."""
     nb = _blocks(matrix_size, block_size)
@@ -124,6 +125,7 @@ def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "singl
     return g
 
 
+@paused_gc()
 def lu(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
     """Tiled LU without pivoting, as StarPU's ``lu_implicit_example_{float,double}``."""
     nb = _blocks(matrix_size, block_size)

@@ -43,8 +43,10 @@ model symbol (``<kernel>.<machine>`` in the codelets folder). ``size_bytes``
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +55,25 @@ from nodecast.errors import InputError
 R, W, RW = 1, 2, 3
 MODES = {"R": R, "W": W, "RW": RW, "STARPU_R": R, "STARPU_W": W, "STARPU_RW": RW, "READ": R, "WRITE": W}
 MODE_NAMES = {R: "R", W: "W", RW: "RW"}
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a task graph is built (usable as a decorator).
+
+    A graph is hundreds of thousands of small lists and tuples that live as
+    long as the graph and hold no reference cycles; each collection the
+    allocations trigger walks all of them again, which costs a third of
+    the build time of Cholesky 72,000. The collector's previous state is
+    restored on exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -287,6 +308,7 @@ def _find_cycle(graph: TaskGraph, stuck: list[int]) -> list[int]:
     return list(reversed(cycle))
 
 
+@paused_gc()
 def load_dag(path: str | Path) -> TaskGraph:
     """Read a DAG file (see the module docstring). Raises InputError naming the file and key of any problem."""
     path = Path(path)
