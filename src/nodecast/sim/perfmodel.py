@@ -138,6 +138,7 @@ class KernelModels:
         self.machine = machine
         self.provider = provider
         self.mode = mode
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.samples = samples or {}
         self.notes: list[str] = []
@@ -232,15 +233,26 @@ class KernelModels:
         return 0.0
 
     # ------------------------------------------------------------ sampling
-    def sampler(self, kernel: str, kind: str, devid: int, size_bytes: int, mean_s: float) -> Callable[[], float] | None:
-        """A no-argument callable drawing durations, or None in ``"mean"`` mode (use ``mean_s``)."""
+    def generator(self) -> np.random.Generator:
+        """A fresh generator seeded with ``seed``: one per simulation, so that a run's draws do not depend
+        on the runs before it (a sweep gives each run the durations it would get alone)."""
+        return np.random.default_rng(self.seed)
+
+    def sampler(
+        self, kernel: str, kind: str, devid: int, size_bytes: int, mean_s: float, rng: np.random.Generator | None = None
+    ) -> Callable[[], float] | None:
+        """A no-argument callable drawing durations, or None in ``"mean"`` mode (use ``mean_s``).
+
+        Draws come from ``rng`` (default: the models' own generator, shared by every sampler made without one).
+        """
+        rng = self.rng if rng is None else rng
         if self.mode == "mean":
             return None
         if self.mode == "normal":
             dev = self.deviation_s(kernel, kind, devid, size_bytes)
             if dev <= 0:
                 return None
-            return _NormalDraw(self.rng, mean_s, dev)
+            return _NormalDraw(rng, mean_s, dev)
         arch_name = f"{kind}{devid}" if kind != "cpu" else "cpu"
         key = (kernel, arch_name, int(size_bytes))
         data = self.samples.get(key)
@@ -250,7 +262,7 @@ class KernelModels:
             )
         if key not in self._hists:
             self._hists[key] = IrregularHistogram(data)
-        return _HistDraw(self.rng, self._hists[key])
+        return _HistDraw(rng, self._hists[key])
 
 
 class _NormalDraw:

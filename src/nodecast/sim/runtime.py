@@ -280,6 +280,8 @@ class Simulation:
         # over the tasks would; the per-task work is done by C-level zip/map.
         keys = list(zip(g.kernel, g.size_bytes, g.footprint, strict=True))
         first = dict(zip(reversed(keys), range(n - 1, -1, -1)))
+        # One generator per simulation: a run draws the same durations whether it runs alone or in a sweep.
+        rng = models.generator() if models.mode != "mean" else None
         for t in sorted(first.values()):
             key = keys[t]
             types[key] = len(self.type_len)
@@ -289,7 +291,7 @@ class Simulation:
             for kind, devid in self.arches:
                 mean = models.expected_s(kname, kind, devid, g.size_bytes[t], g.footprint[t], g.flops[t])
                 lens.append(mean)
-                samplers.append(models.sampler(kname, kind, devid, g.size_bytes[t], mean))
+                samplers.append(models.sampler(kname, kind, devid, g.size_bytes[t], mean, rng))
             self.type_len.append(lens)
             self.type_samplers.append(samplers)
         self.task_type = list(map(types.__getitem__, keys))
