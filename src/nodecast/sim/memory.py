@@ -99,7 +99,7 @@ class MemoryNode:
         """A replica's chunk becomes a free cached chunk."""
         self.cache[size] = self.cache.get(size, 0) + 1
 
-    def free_cached(self, need: float) -> float:
+    def free_cached(self, need: float) -> int:
         """Really free cached chunks until ``need`` bytes are free; returns how many chunks were freed."""
         freed = 0
         for size in sorted(self.cache, reverse=True):

@@ -41,7 +41,7 @@ sleeps its route latency before sending, which makes every SimGrid penalty 1
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from heapq import heappush
 from itertools import chain
 from typing import Any
@@ -52,6 +52,9 @@ SHARING_POLICIES = ("maxmin", "cm02")
 #: Links whose fair share lies within this relative distance of the smallest
 #: one saturate in the same round of progressive filling.
 _TIE_REL = 1e-12
+
+#: A sharing class: (route id, weight).
+SharingClass = tuple[int, float]
 
 
 class Flow:
@@ -80,7 +83,18 @@ class Flow:
         "arg",
     )
 
-    def __init__(self, fid: int, coefs, cls, size_bytes, latency_s, weight, start_s, on_done, arg) -> None:
+    def __init__(
+        self,
+        fid: int,
+        coefs: tuple[tuple[int, int], ...],
+        cls: tuple[int, float],
+        size_bytes: float,
+        latency_s: float,
+        weight: float,
+        start_s: float,
+        on_done: Callable[[Any], None] | None,
+        arg: Any,
+    ) -> None:
         self.fid = fid
         self.coefs = coefs
         self.cls = cls
@@ -148,20 +162,20 @@ class FluidNetwork:
         self._link_since = [0.0] * n
         self.link_bytes = [0.0] * n
         self.link_busy_s = [0.0] * n
-        self._route_ids: dict[tuple, int] = {}
-        self._route_coefs: list[tuple] = []
+        self._route_ids: dict[tuple[int, ...], int] = {}
+        self._route_coefs: list[tuple[tuple[int, int], ...]] = []
         self._route_links: list[set[int]] = []
         self._route_adj: list[list[int]] = []  # routes sharing at least one link (itself included)
-        self._route_classes: list[dict[tuple, None]] = []  # active classes per route
+        self._route_classes: list[dict[SharingClass, None]] = []  # active classes per route
         # NOTE: routes with an active class, and each route's adjacency list as
         # route -> position: the component walk then looks at the few active
         # routes instead of every adjacent one (routes sharing the Host link
         # are all adjacent), in the same order as walking the adjacency list.
         self._active_routes: dict[int, None] = {}
         self._route_adj_pos: list[dict[int, int]] = []
-        self._class_flows: dict[tuple, dict[int, Flow]] = {}
-        self._class_rate: dict[tuple, float] = {}
-        self._cache: dict[tuple, dict[tuple, float]] = {}
+        self._class_flows: dict[SharingClass, dict[int, Flow]] = {}
+        self._class_rate: dict[SharingClass, float] = {}
+        self._cache: dict[frozenset[tuple[SharingClass, int]], dict[SharingClass, float]] = {}
         self._next_fid = 0
         self.active: dict[int, Flow] = {}
         self.completed = 0
@@ -204,7 +218,7 @@ class FluidNetwork:
             self._activate(flow)
         return flow
 
-    def _intern_route(self, key: tuple) -> int:
+    def _intern_route(self, key: tuple[int, ...]) -> int:
         """Number a new route and record which routes share a link with it (static adjacency)."""
         counts: dict[int, int] = {}
         for link in key:
@@ -289,14 +303,14 @@ class FluidNetwork:
         if flow.on_done is not None:
             flow.on_done(flow.arg)
 
-    def _reallocate(self, seeds: tuple, new_flow: Flow | None) -> None:
+    def _reallocate(self, seeds: Iterable[SharingClass], new_flow: Flow | None) -> None:
         """Recompute rates over the component of classes reachable from ``seeds`` (memoised)."""
         self.reallocations += 1
         route_classes = self._route_classes
         class_flows = self._class_flows
         # 1. The connected component of classes touched by the change (walked
         # route by route: routes are adjacent when they share a link).
-        comp: dict[tuple, None] = dict.fromkeys(seeds)
+        comp: dict[SharingClass, None] = dict.fromkeys(seeds)
         seen_routes: set[int] = set()
         stack = [c[0] for c in comp]
         active = self._active_routes
@@ -355,14 +369,14 @@ class FluidNetwork:
             if rate > 0.0:
                 heappush(queue, (now + new_flow.remaining_bytes / rate, next(counter), complete, (new_flow, 1)))
 
-    def _solve(self, key: tuple) -> dict[tuple, float]:
+    def _solve(self, key: tuple[tuple[SharingClass, int], ...]) -> dict[SharingClass, float]:
         """Progressive filling (weighted max-min, per-link coefficients) for ``key`` = ((class, flows), ...)."""
         cap = self.capacity_bps
         route_coefs = self._route_coefs
         remaining: dict[int, float] = {}
         usage: dict[int, float] = {}
         unfixed_on: dict[int, int] = {}
-        members: dict[int, list[tuple[tuple, int]]] = {}
+        members: dict[int, list[tuple[SharingClass, int]]] = {}
         for cls, n in key:
             w = cls[1]
             for link, count in route_coefs[cls[0]]:
@@ -374,7 +388,7 @@ class FluidNetwork:
                 usage[link] += n * count * w
                 unfixed_on[link] += 1
                 members[link].append((cls, n))
-        rates: dict[tuple, float] = {}
+        rates: dict[SharingClass, float] = {}
         while usage:
             share = float("inf")
             for link, u in usage.items():
