@@ -35,6 +35,10 @@ class InputError(NodecastError, ValueError):
         self.hint = hint
         super().__init__(self.message)
 
+    def __reduce__(self):
+        # Keeps path, key and hint when the error crosses a process boundary (a Dask worker's simulation).
+        return (_rebuild_input_error, (type(self), self.reason, self.path, self.key, self.hint))
+
     @property
     def message(self) -> str:
         parts = [p for p in (self.path, self.key) if p]
@@ -46,3 +50,7 @@ class InputError(NodecastError, ValueError):
 
 class GPUUnavailableError(InputError):
     """A command needs a CUDA device or driver and none is present."""
+
+
+def _rebuild_input_error(cls: type[InputError], reason: str, path: str | None, key: str | None, hint: str | None) -> InputError:
+    return cls(reason, path=path, key=key, hint=hint)

@@ -20,6 +20,7 @@ Modules (one concern each):
 ``runtime``       workers, data coherence, requests, transfers, overheads: ``Simulation``
 ``outputs``       ``SimResult``; Chrome trace, Gantt and sweep PNGs, text summary
 ``reference``     comparison with StarPU+SimGrid's own predictions
+``sweep``         many independent simulations at once (Dask: local cluster or a scheduler address)
 
 Example::
 

@@ -14,17 +14,16 @@ that one can check that the performance drop appears at the same size.
 from __future__ import annotations
 
 import csv
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.sim.apps import cholesky, lu
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
-from nodecast.sim.runtime import RuntimeOptions, Simulation
+from nodecast.sim.runtime import RuntimeOptions
+from nodecast.sim.sweep import Case, run_cases
 
 _NEEDED = ("app", "precision", "matrix_size", "block_size", "scheduler", "worker_config", "sim_gflops")
 
@@ -86,15 +85,6 @@ def load_reference(path: str | Path) -> list[ReferenceRow]:
     return rows
 
 
-def graph_for(row: ReferenceRow):
-    """The task graph a reference row ran (Cholesky for ``cholesky*``, LU for ``lu*``)."""
-    if row.app.startswith("cholesky"):
-        return cholesky(row.matrix_size, row.block_size, precision=row.precision)
-    if row.app.startswith("lu"):
-        return lu(row.matrix_size, row.block_size, precision=row.precision)
-    raise InputError(f"unknown application {row.app!r} in the reference", key="app")
-
-
 def likely_cause(row: ReferenceRow, ours: dict[str, Any]) -> str:
     """A short tag for where a difference most plausibly comes from (see the fidelity report)."""
     tags = []
@@ -118,16 +108,27 @@ def compare(
     *,
     options: RuntimeOptions | None = None,
     progress: Callable[[ReferenceRow], None] | None = None,
+    jobs: int | None = 1,
+    address: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Simulate every row and return records with both predictions side by side."""
+    """Simulate every row and return records with both predictions side by side.
+
+    ``jobs`` and ``address`` run the rows in parallel (``nodecast.sim.sweep.run_cases``);
+    the records are the same either way, in the order of ``rows``.
+    """
     base = options or RuntimeOptions()
-    out = []
+    rows = list(rows)
+    cases = []
     for row in rows:
+        if not (row.app.startswith("cholesky") or row.app.startswith("lu")):
+            raise InputError(f"unknown application {row.app!r} in the reference", key="app")
         opt = replace(base, scheduler=row.scheduler, workers="gpus" if row.worker_config == "gpuonly" else "all")
-        graph = graph_for(row)
-        t0 = time.perf_counter()
-        res = Simulation(graph, platform, models, opt).run()
-        wall = time.perf_counter() - t0
+        app = "cholesky" if row.app.startswith("cholesky") else "lu"
+        cases.append(Case(opt, app, row.matrix_size, row.block_size, row.precision))
+    on_done = None if progress is None else (lambda i: progress(rows[i]))
+    results = run_cases(cases, platform, models, jobs=jobs, address=address, progress=on_done)
+    out = []
+    for row, res in zip(rows, results, strict=True):
         rec = {
             "app": row.app,
             "precision": row.precision,
@@ -136,19 +137,17 @@ def compare(
             "scheduler": row.scheduler,
             "worker_config": row.worker_config,
             "reference_gflops": row.sim_gflops,
-            "nodecast_gflops": round(res.gflops, 3),
-            "diff_pct": round(100.0 * (res.gflops / row.sim_gflops - 1.0), 2),
+            "nodecast_gflops": round(res["gflops"], 3),
+            "diff_pct": round(100.0 * (res["gflops"] / row.sim_gflops - 1.0), 2),
             "reference_memory_full": row.purge_warning,
-            "nodecast_purges": res.purges,
-            "nodecast_memory_full": res.purges > 0,
+            "nodecast_purges": res["purges"],
+            "nodecast_memory_full": res["purges"] > 0,
             "reference_wall_s": row.wall_s,
-            "nodecast_wall_s": round(wall, 3),
-            "tasks": res.n_tasks,
+            "nodecast_wall_s": round(res["wall_s"], 3),
+            "tasks": res["tasks"],
         }
-        rec["purges"] = res.purges
+        rec["purges"] = res["purges"]
         rec["likely_cause"] = likely_cause(row, rec) if abs(rec["diff_pct"]) > 3.0 else ""
         del rec["purges"]
         out.append(rec)
-        if progress is not None:
-            progress(row)
     return out

@@ -1,0 +1,206 @@
+"""Many independent simulations at once: size sweeps, scheduler sweeps, reference comparisons.
+
+Each simulation is single-threaded and independent of the others, so a sweep
+scales with processes. As DESIGN.md decides, sweeps run on Dask distributed:
+a ``LocalCluster`` of single-threaded worker processes by default, or an
+existing Dask scheduler (``address``, e.g. ``tcp://head:8786``; a cluster
+started with dask-jobqueue on SLURM or PBS) to scale past one machine. With
+one job, or one case, everything runs in this process and Dask is not
+imported.
+
+Results do not depend on where or in which order cases run: every case
+builds its own task graph and its own runtime, and a simulation draws kernel
+durations from a generator of its own (``KernelModels.generator``). Results
+come back in the order of ``cases``.
+
+The platform and kernel models travel to the workers once (``scatter``);
+workers need nodecast installed, and the same version as the client.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nodecast.errors import InputError
+from nodecast.sim.apps import APPS
+from nodecast.sim.dag import TaskGraph
+from nodecast.sim.perfmodel import KernelModels
+from nodecast.sim.platform import Platform
+from nodecast.sim.runtime import RuntimeOptions, Simulation
+
+#: Without an explicit job count, a sweep starts a local cluster only when it simulates at
+#: least this many tasks in all: a cluster takes seconds to start, about what one process
+#: simulates of 50,000 tasks on a 2-core machine.
+AUTO_PARALLEL_TASKS = 100_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulation of a sweep.
+
+    Attributes:
+        options: the runtime options (scheduler, workers...).
+        app: ``"cholesky"`` or ``"lu"``; None runs the sweep's own ``graph``.
+        matrix_size: elements per side (built-in applications).
+        block_size: tile size in elements.
+        precision: ``"single"`` or ``"double"``.
+    """
+
+    options: RuntimeOptions
+    app: str | None = None
+    matrix_size: int | None = None
+    block_size: int = 960
+    precision: str = "single"
+
+    def n_tasks(self) -> int:
+        """Tasks this case simulates (built-in applications; 0 for a DAG case, whose graph the sweep holds)."""
+        if self.matrix_size is None or self.app is None:
+            return 0
+        nb = self.matrix_size // self.block_size
+        if self.app == "cholesky":  # POTRF, TRSM + SYRK, GEMM
+            return nb + nb * (nb - 1) + nb * (nb - 1) * (nb - 2) // 6
+        return nb + nb * (nb - 1) + (nb - 1) * nb * (2 * nb - 1) // 6  # LU: GETRF, 2 TRSM, GEMM
+
+
+def default_jobs() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def run_case(case: Case, platform: Platform, models: KernelModels, graph: TaskGraph | None = None) -> dict[str, Any]:
+    """Simulate one case; returns its summary (plain values only, cheap to send between processes).
+
+    Keys: ``tasks``, ``makespan_s``, ``gflops``, ``evictions``, ``purges``,
+    ``events``, ``wall_s`` (seconds this simulation took, graph building included).
+    """
+    t0 = time.perf_counter()
+    if case.app is not None:
+        graph = APPS[case.app](case.matrix_size, case.block_size, precision=case.precision)
+    if graph is None:
+        msg = "a case without an application needs the sweep's task graph"
+        raise ValueError(msg)
+    res = Simulation(graph, platform, models, case.options).run()
+    return {
+        "tasks": res.n_tasks,
+        "makespan_s": res.makespan_s,
+        "gflops": res.gflops,
+        "evictions": res.evictions,
+        "purges": res.purges,
+        "events": res.events,
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+def run_cases(
+    cases: Sequence[Case],
+    platform: Platform,
+    models: KernelModels,
+    *,
+    graph: TaskGraph | None = None,
+    jobs: int | None = None,
+    address: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every case and return their summaries in the order of ``cases``.
+
+    Args:
+        jobs: simulations at once on a local Dask cluster; 1 runs them one
+            after the other in this process. Default: one per CPU core when
+            the sweep simulates at least ``AUTO_PARALLEL_TASKS`` tasks in
+            all, else 1.
+        address: a running Dask scheduler to use instead of a local cluster.
+        progress: called with the index of each case as it finishes.
+
+    Raises whatever a simulation raises (an ``InputError`` keeps its message
+    across processes); the cluster is shut down either way.
+    """
+    if jobs is not None and jobs < 1:
+        msg = f"jobs must be >= 1 (got {jobs})"
+        raise ValueError(msg)
+    n = len(cases)
+    if jobs is None:
+        total = sum(c.n_tasks() if c.app is not None else (graph.n_tasks if graph is not None else 0) for c in cases)
+        jobs = default_jobs() if total >= AUTO_PARALLEL_TASKS else 1
+    if address is None and (jobs == 1 or n <= 1):
+        out = []
+        for i, case in enumerate(cases):
+            out.append(run_case(case, platform, models, graph))
+            if progress is not None:
+                progress(i)
+        return out
+    return _run_on_dask(cases, platform, models, graph, min(jobs, n), address, progress)
+
+
+#: Seconds to wait for an existing scheduler to answer.
+_CONNECT_TIMEOUT_S = 10
+
+#: Dask settings for a local cluster: the worker's sampling profiler (every 10 ms it walks
+#: the running simulation's stack, under the GIL) and the GIL monitor slow a
+#: single-threaded simulation by a third on a 2-core machine; nobody reads them here.
+_QUIET_WORKERS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+}
+
+
+def _run_on_dask(cases, platform, models, graph, jobs, address, progress) -> list[dict[str, Any]]:
+    import dask
+    import distributed  # noqa: F401  NOTE: loads its config defaults before they are overridden (and restored)
+
+    if address is None:
+        with dask.config.set(_QUIET_WORKERS):
+            return _run_on_client(cases, platform, models, graph, jobs, None, progress)
+    return _run_on_client(cases, platform, models, graph, jobs, address, progress)
+
+
+def _run_on_client(cases, platform, models, graph, jobs, address, progress) -> list[dict[str, Any]]:
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if address is None:
+        cluster = LocalCluster(
+            n_workers=jobs,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(address, timeout=_CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(
+                f"cannot reach a Dask scheduler at {address!r} ({exc})",
+                key="--cluster",
+                hint="Start one ('dask scheduler', then 'dask worker ADDRESS' on each node) or leave --cluster out",
+            ) from None
+    try:
+        shared = client.scatter([platform, models], broadcast=True)
+        if graph is not None:
+            shared.append(client.scatter(graph, broadcast=True))
+        # NOTE: biggest first (longest-processing-time order): the first submissions start
+        # at once, so submission order, not priority, decides what runs first.
+        order = sorted(range(len(cases)), key=lambda i: (-cases[i].n_tasks(), i))
+        futures = [client.submit(run_case, cases[i], *shared, pure=False, key=f"nodecast-case-{i}-{uuid.uuid4().hex}") for i in order]
+        index = {f.key: i for i, f in zip(order, futures, strict=True)}
+        results: list[dict[str, Any] | None] = [None] * len(cases)
+        for fut in as_completed(futures):
+            i = index[fut.key]
+            results[i] = fut.result()
+            if progress is not None:
+                progress(i)
+        return results  # type: ignore[return-value]
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
