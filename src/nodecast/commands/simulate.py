@@ -44,6 +44,16 @@ def register(subparsers) -> None:
     g.add_argument("--platform", type=Path, help="a StarPU *.platform.xml / *.platform.v4.xml to use instead")
     g.add_argument("--machine", help="build the platform from a nodecast machine (catalogue name or TOML file)")
     g.add_argument("--kernel-time", action="append", default=[], metavar="KERNEL=SECONDS", help="duration for a kernel the models lack")
+    g.add_argument(
+        "--roofline-missing",
+        action="store_true",
+        help="GPU kernels without a model get the roofline time max(FLOP / FMA peak, bytes / DRAM bandwidth) (a lower bound)",
+    )
+    g.add_argument(
+        "--roofline-gpu",
+        metavar="MACHINE",
+        help="machine (catalogue name or TOML) whose GPU peaks --roofline-missing uses (default: --machine)",
+    )
     g = p.add_argument_group("what-ifs")
     g.add_argument("--gpus", type=int, help="number of GPUs (fewer: drop the last ones; more: copies of existing ones)")
     g.add_argument("--gpu-memory", help="memory per GPU, e.g. 2GB or 3000MiB")
@@ -126,14 +136,13 @@ def _platform_and_models(args):
 
     folder = _starpu_dir(args)
     machine = args.starpu_machine
+    node = None  # the nodecast Machine behind the platform, when there is one
     if args.platform is not None:
         plat = Platform.from_starpu(args.platform)
         machine = machine or plat.name
     elif args.machine is not None:
-        from nodecast.machines import load_machine, load_machine_file
-
-        m = load_machine_file(args.machine) if args.machine.endswith(".toml") else load_machine(args.machine)
-        plat = Platform.from_machine(m)
+        node = _load_machine(args.machine)
+        plat = Platform.from_machine(node)
     else:
         if folder is None or machine is None:
             raise InputError(
@@ -163,8 +172,37 @@ def _platform_and_models(args):
     provider = (lambda q: fixed.get(q.kernel)) if fixed else None
     samples = load_samples_csv(args.samples) if args.samples else None
     codelets = folder / "codelets" / "45" if folder is not None else None
-    models = KernelModels(codelets, machine or plat.name, provider=provider, mode=args.kernel_times, seed=args.seed, samples=samples)
+    fallback = _roofline_fallback(args, node)
+    models = KernelModels(
+        codelets, machine or plat.name, provider=provider, fallback=fallback, mode=args.kernel_times, seed=args.seed, samples=samples
+    )
     return plat, models
+
+
+def _load_machine(name: str):
+    from nodecast.machines import load_machine, load_machine_file
+
+    return load_machine_file(name) if name.endswith(".toml") else load_machine(name)
+
+
+def _roofline_fallback(args, node):
+    """The roofline kernel-time fallback of ``--roofline-missing``, or None."""
+    if args.roofline_gpu is not None and not args.roofline_missing:
+        raise InputError("--roofline-gpu only matters with --roofline-missing", key="--roofline-gpu")
+    if not args.roofline_missing:
+        return None
+    from nodecast.models.roofline import gpu_figures
+    from nodecast.sim.kernel_roofline import RooflineKernelTimes
+
+    if args.roofline_gpu is not None:
+        node = _load_machine(args.roofline_gpu)
+    if node is None:
+        raise InputError(
+            "--roofline-missing needs the GPU's peaks",
+            key="--roofline-gpu",
+            hint="Give --roofline-gpu MACHINE (catalogue name or TOML), or build the platform with --machine",
+        )
+    return RooflineKernelTimes(gpu_figures(node), args.precision)
 
 
 def _options(args, scheduler: str, trace: bool):

@@ -13,6 +13,7 @@ Modules (one concern each):
 ``platform``      memory nodes, directed links, routes, bus calibration; from StarPU files or a Machine
 ``starpu_files``  readers of StarPU's platform XML, bus matrices and history-based models
 ``perfmodel``     kernel durations (mean, normal or irregular-histogram sampling) and the provider hook
+``kernel_roofline`` roofline-projected times for GPU kernels without a model (``--roofline-missing``)
 ``dag``           task graphs with StarPU's implicit dependencies; the DAG JSON format
 ``apps``          tiled Cholesky and LU as StarPU 1.4's examples submit them
 ``memory``        GPU memory bookkeeping (chunks, LRU, cache, dirty counts)

@@ -16,8 +16,10 @@ with a seeded generator so that runs stay reproducible:
 
 A kernel with no model for a device is an InputError naming it, unless a
 *kernel-time provider* is given: any callable ``provider(query) -> seconds |
-None`` (a roofline projection from ``nodecast.models``, a constant...). It is
-asked only for what the StarPU files do not cover.
+None`` (fixed times from ``--kernel-time``...), asked for what the StarPU
+files' measurements do not cover, or a *fallback* of the same form, asked
+last, after StarPU's regression (``nodecast.sim.kernel_roofline``:
+roofline-projected times).
 """
 
 from __future__ import annotations
@@ -111,6 +113,10 @@ class KernelModels:
         folder: the ``codelets/45`` folder (None: only the provider answers).
         machine: the machine suffix of the model files (``attila``).
         provider: asked for kernels, devices or sizes the files do not cover.
+        fallback: asked last, when neither the files (mean or StarPU's
+            regression) nor ``provider`` answer: e.g. roofline-projected times
+            (``nodecast.sim.kernel_roofline``). Its ``label`` attribute, if any,
+            goes into the notes with every time it gives.
         mode: ``"mean"``, ``"normal"`` or ``"histogram"`` (see the module docstring).
         seed: seed of the sampling generator.
         samples: per-execution samples for ``"histogram"`` mode (``load_samples_csv``).
@@ -126,6 +132,7 @@ class KernelModels:
         machine: str,
         *,
         provider: KernelTimeProvider | None = None,
+        fallback: KernelTimeProvider | None = None,
         mode: str = "mean",
         seed: int = 0,
         samples: dict[tuple[str, str, int], list[float]] | None = None,
@@ -137,6 +144,7 @@ class KernelModels:
         self.folder = Path(folder) if folder is not None else None
         self.machine = machine
         self.provider = provider
+        self.fallback = fallback
         self.mode = mode
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -209,6 +217,20 @@ class KernelModels:
                 if note not in self.notes:
                     self.notes.append(note)
                 return predicted
+        if self.fallback is not None:
+            value = self.fallback(query)
+            if value is not None:
+                if not (value > 0 and math.isfinite(value)):
+                    raise InputError(f"kernel-time fallback returned {value!r} s for {kernel!r} on {kind}{devid}")
+                # NOTE: one line for the fallback, one per kernel and size (not per device:
+                # nodes are homogeneous, and an 8-GPU node would repeat each line 8 times).
+                for note in (
+                    f"kernels without a model: {getattr(self.fallback, 'label', 'fallback times')}",
+                    f"{kernel}, {size_bytes} B on {kind}: no model, {value * 1e6:.1f} us from the fallback",
+                ):
+                    if note not in self.notes:
+                        self.notes.append(note)
+                return float(value)
         where = f"{self.folder / (kernel + '.' + self.machine)}" if self.folder else "(no model folder)"
         if pm is None:
             reason = f"kernel {kernel!r} has no performance model for machine {self.machine!r} (looked for {where})"
@@ -217,7 +239,9 @@ class KernelModels:
         else:
             sizes = sorted({e.size_bytes for e in arch.entries})
             reason = f"kernel {kernel!r} has no {kind}{devid} measurement for {size_bytes} B in {where} (sizes: {sizes})"
-        raise InputError(reason, hint="Calibrate it, or request a roofline-projected time for it")
+        raise InputError(
+            reason, hint="Calibrate it, give --kernel-time KERNEL=SECONDS, or ask for roofline-projected times (--roofline-missing)"
+        )
 
     def deviation_s(self, kernel: str, kind: str, devid: int, size_bytes: int) -> float:
         """Standard deviation (s) from the history model, 0 when unknown."""
