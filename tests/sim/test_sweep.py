@@ -149,3 +149,18 @@ def test_existing_scheduler_address_is_used_and_left_running(attila, starpu_data
 def test_unreachable_scheduler_is_one_clear_error():
     with pytest.raises(InputError, match="--cluster: cannot reach a Dask scheduler at 'nonsense'"):
         run_cases([Case(RuntimeOptions(), "cholesky", 9600, 960)], None, None, address="nonsense")
+
+
+@pytest.mark.shared
+def test_cli_dag_swept_over_schedulers(starpu_data, tmp_path, capsys):
+    from nodecast.sim.apps import cholesky
+
+    dag = tmp_path / "chol.json"
+    dag.write_text(json.dumps(cholesky(9600, 960).to_json()))
+    folder = str(starpu_data / "sampling")
+    args = ["simulate", "--dag", str(dag), "--scheduler", "dmda,eager", "--starpu-dir", folder, "--starpu-machine", "attila"]
+    assert main([*args, "--jobs", "1", "--json", str(tmp_path / "one.json")]) == 0
+    table = capsys.readouterr().out
+    assert "-         dmda       220" in table and "-         eager      220" in table
+    assert main([*args, "--jobs", "2", "--json", str(tmp_path / "two.json")]) == 0
+    assert (tmp_path / "two.json").read_bytes() == (tmp_path / "one.json").read_bytes()

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,13 +170,14 @@ def _run_on_client(cases, platform, models, graph, jobs, address, progress) -> l
 
     cluster = None
     if address is None:
-        cluster = LocalCluster(
-            n_workers=jobs,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        with _workers_ignore_ctrl_c():
+            cluster = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
         client = Client(cluster)
     else:
         try:
@@ -204,3 +208,20 @@ def _run_on_client(cases, platform, models, graph, jobs, address, progress) -> l
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@contextmanager
+def _workers_ignore_ctrl_c():
+    """Start worker processes with SIGINT ignored (an ignored signal stays ignored in a child).
+
+    Ctrl-C then reaches only this process, which shuts the cluster down in
+    order, instead of every worker printing its own KeyboardInterrupt.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
