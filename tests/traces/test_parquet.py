@@ -22,10 +22,7 @@ SOME = [TRACES / n for n in ("nsys_sptrsv-levelset-la_t4.sqlite", "kineto_nsfw-i
 SAMPLE = "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
 
 
-_NO_SHARED = pytest.param(None, marks=pytest.mark.skip(reason=f"shared traces not found at {TRACES}"), id="no-shared-traces")
-
-
-@pytest.mark.parametrize("path", SOME or [_NO_SHARED], ids=lambda p: getattr(p, "name", str(p)))
+@pytest.mark.parametrize("path", SOME, ids=lambda p: p.name)
 def test_round_trip_is_exact(path, tmp_path):
     """Columns (values and dtypes), kernel names and metadata survive a Parquet round trip."""
     trace = load_trace(path)
