@@ -105,3 +105,12 @@ def test_cli_roofline_gpu_rules(tmp_path, capsys, starpu_data):
     assert main(args) == 0
     summary = json.loads(out.read_text())
     assert any(n.startswith("mystery, 3686400 B on cuda") and f"{1e10 / H100_FP32_FMA * 1e6:.1f} us" in n for n in summary["notes"])
+
+
+@pytest.mark.shared
+def test_starpu_times_on_another_machine_are_flagged(tmp_path, starpu_data):
+    out = tmp_path / "s.json"
+    args = ["simulate", "cholesky", "--size", "9600", "--machine", "h100-sxm5-server", "--json", str(out)]
+    assert main([*args, "--starpu-dir", str(starpu_data / "sampling"), "--starpu-machine", "attila"]) == 0
+    notes = json.loads(out.read_text())["notes"]
+    assert any("measurements on 'attila' (Fermi C2050), used unchanged on h100-sxm5-server's H100-SXM5-80GB" in n for n in notes)

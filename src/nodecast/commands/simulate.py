@@ -176,7 +176,28 @@ def _platform_and_models(args):
     models = KernelModels(
         codelets, machine or plat.name, provider=provider, fallback=fallback, mode=args.kernel_times, seed=args.seed, samples=samples
     )
+    if node is not None and codelets is not None and machine is not None:
+        plat.notes.append(_foreign_models_note(folder, machine, node))
     return plat, models
+
+
+def _foreign_models_note(folder: Path, machine: str, node) -> str:
+    """Say that StarPU's kernel times of ``machine`` run unchanged on ``node``'s (probably other) GPUs."""
+    from nodecast.sim.platform import Platform
+
+    measured_on = ""
+    for name in (f"{machine}.platform.v4.xml", f"{machine}.platform.xml"):
+        xml = folder / "bus" / name
+        if xml.exists():
+            try:
+                measured_on = f" ({', '.join(dict.fromkeys(Platform.from_starpu(xml).gpu_models))})"
+            except InputError:
+                pass
+            break
+    return (
+        f"kernel durations are StarPU's measurements on {machine!r}{measured_on}, used unchanged on "
+        f"{node.name}'s {node.gpu.model}; leave out --starpu-dir and add --roofline-missing for roofline times of that GPU"
+    )
 
 
 def _load_machine(name: str):
