@@ -336,8 +336,9 @@ def run(args: argparse.Namespace) -> int:
     ]
     console.print("size      scheduler  tasks      makespan (s)  GFlop/s  purges", highlight=False, soft_wrap=True)
     for r in rows:
+        size = r["matrix_size"] if r["matrix_size"] is not None else "-"  # a DAG has no matrix size
         console.print(
-            f"{r['matrix_size'] if r['matrix_size'] is not None else '-':<9} {r['scheduler']:<10} {r['tasks']:<10} {r['makespan_s']:12.4f} {r['gflops']:8.1f} {r['purges']:7d}",
+            f"{size:<9} {r['scheduler']:<10} {r['tasks']:<10} {r['makespan_s']:12.4f} {r['gflops']:8.1f} {r['purges']:7d}",
             highlight=False,
             soft_wrap=True,
         )
