@@ -114,3 +114,50 @@ def test_starpu_times_on_another_machine_are_flagged(tmp_path, starpu_data):
     assert main([*args, "--starpu-dir", str(starpu_data / "sampling"), "--starpu-machine", "attila"]) == 0
     notes = json.loads(out.read_text())["notes"]
     assert any("measurements on 'attila' (Fermi C2050), used unchanged on h100-sxm5-server's H100-SXM5-80GB" in n for n in notes)
+
+
+def test_roofline_ratio_between_two_gpus(h100):
+    from nodecast.sim.kernel_roofline import RooflineRatio
+
+    v100 = gpu_figures(load_machine("v100-pcie-server"))
+    ratio = RooflineRatio(v100, h100, "single")
+    gemm = _query(2.0 * 960**3, 3 * 3686400)  # compute-bound on both: ratio of the FP32 FMA peaks
+    assert ratio(gemm) == pytest.approx(v100.fma["fp32"] / H100_FP32_FMA, rel=1e-12)
+    copy = _query(1e3, 1 << 30)  # memory-bound on both: ratio of the DRAM bandwidths
+    assert ratio(copy) == pytest.approx(v100.bandwidth["dram"] / H100_DRAM, rel=1e-12)
+    assert ratio(_query(1e9, 1000, kind="cpu")) == 1.0
+    assert RooflineRatio(h100, h100)(gemm) == 1.0
+
+
+@pytest.mark.shared
+def test_scaled_models_scale_means_deviations_and_say_so(starpu_data, h100):
+    """Mechanics of ``scale`` (the ratio here pretends attila's models were measured on a V100)."""
+    from nodecast.sim.kernel_roofline import RooflineRatio
+
+    folder = starpu_data / "sampling" / "codelets" / "45"
+    plain = KernelModels(folder, "attila")
+    ratio = RooflineRatio(gpu_figures(load_machine("v100-pcie-server")), h100)
+    scaled = KernelModels(folder, "attila", scale=ratio)
+    args = ("chol_model_gemm", "cuda", 0, 11059200)
+    f = ratio(_query(2.0 * 960**3, 11059200))
+    assert scaled.expected_s(*args, flops=2.0 * 960**3) == pytest.approx(plain.expected_s(*args, flops=2.0 * 960**3) * f, rel=1e-15)
+    assert scaled.deviation_s(*args) == pytest.approx(plain.deviation_s(*args) * f, rel=1e-15)
+    assert any(n.startswith("kernel durations measured on Tesla V100") for n in scaled.notes)
+    assert any(n.startswith("chol_model_gemm, 11059200 B on cuda: measured time x 0.2093") for n in scaled.notes)
+
+
+@pytest.mark.shared
+def test_cli_kernels_measured_on_needs_the_simulated_gpu(tmp_path, capsys, starpu_data):
+    starpu = ["simulate", "cholesky", "--size", "9600", "--starpu-dir", str(starpu_data / "sampling"), "--starpu-machine", "attila"]
+    assert main([*starpu, "--kernels-measured-on", "v100-pcie-server"]) == 2
+    assert "needs the simulated GPU's peaks" in capsys.readouterr().err
+    base, fast = tmp_path / "base.json", tmp_path / "fast.json"
+    assert main([*starpu, "--json", str(base)]) == 0
+    scaled = ["--kernels-measured-on", "v100-pcie-server", "--roofline-gpu", "h100-sxm5-server", "--json", str(fast)]
+    assert main([*starpu, *scaled]) == 0
+    b, f = json.loads(base.read_text()), json.loads(fast.read_text())
+    assert f["makespan_s"] < 0.5 * b["makespan_s"]  # kernels 4.8x shorter, transfers unchanged
+    # every Cholesky kernel is compute-bound on both GPUs: one factor, the ratio of the FP32 FMA peaks (14 and 66.9 TFLOP/s)
+    factors = {n.split(" x ")[-1] for n in f["notes"] if ": measured time x " in n}
+    assert factors == {f"{14e12 / H100_FP32_FMA:.4g}"}
+    assert not any("used unchanged" in n for n in f["notes"])

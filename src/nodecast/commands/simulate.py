@@ -50,9 +50,16 @@ def register(subparsers) -> None:
         help="GPU kernels without a model get the roofline time max(FLOP / FMA peak, bytes / DRAM bandwidth) (a lower bound)",
     )
     g.add_argument(
+        "--kernels-measured-on",
+        metavar="MACHINE",
+        help="machine (catalogue name or TOML) whose GPU StarPU's kernel models were measured on: their times are "
+        "scaled to the simulated GPU by the roofline ratio",
+    )
+    g.add_argument(
         "--roofline-gpu",
         metavar="MACHINE",
-        help="machine (catalogue name or TOML) whose GPU peaks --roofline-missing uses (default: --machine)",
+        help="machine (catalogue name or TOML) whose GPU peaks --roofline-missing and --kernels-measured-on use for the "
+        "simulated GPU (default: --machine)",
     )
     g = p.add_argument_group("what-ifs")
     g.add_argument("--gpus", type=int, help="number of GPUs (fewer: drop the last ones; more: copies of existing ones)")
@@ -172,11 +179,18 @@ def _platform_and_models(args):
     provider = (lambda q: fixed.get(q.kernel)) if fixed else None
     samples = load_samples_csv(args.samples) if args.samples else None
     codelets = folder / "codelets" / "45" if folder is not None else None
-    fallback = _roofline_fallback(args, node)
+    fallback, scale = _roofline_hooks(args, node)
     models = KernelModels(
-        codelets, machine or plat.name, provider=provider, fallback=fallback, mode=args.kernel_times, seed=args.seed, samples=samples
+        codelets,
+        machine or plat.name,
+        provider=provider,
+        fallback=fallback,
+        scale=scale,
+        mode=args.kernel_times,
+        seed=args.seed,
+        samples=samples,
     )
-    if node is not None and codelets is not None and machine is not None:
+    if node is not None and codelets is not None and machine is not None and scale is None:
         plat.notes.append(_foreign_models_note(folder, machine, node))
     return plat, models
 
@@ -206,24 +220,31 @@ def _load_machine(name: str):
     return load_machine_file(name) if name.endswith(".toml") else load_machine(name)
 
 
-def _roofline_fallback(args, node):
-    """The roofline kernel-time fallback of ``--roofline-missing``, or None."""
-    if args.roofline_gpu is not None and not args.roofline_missing:
-        raise InputError("--roofline-gpu only matters with --roofline-missing", key="--roofline-gpu")
-    if not args.roofline_missing:
-        return None
+def _roofline_hooks(args, node):
+    """The kernel-time fallback of ``--roofline-missing`` and the scale of ``--kernels-measured-on`` (None when not asked)."""
+    wanted = [opt for opt, on in (("--roofline-missing", args.roofline_missing), ("--kernels-measured-on", args.kernels_measured_on)) if on]
+    if args.roofline_gpu is not None and not wanted:
+        raise InputError("--roofline-gpu only matters with --roofline-missing or --kernels-measured-on", key="--roofline-gpu")
+    if not wanted:
+        return None, None
     from nodecast.models.roofline import gpu_figures
-    from nodecast.sim.kernel_roofline import RooflineKernelTimes
+    from nodecast.sim.kernel_roofline import RooflineKernelTimes, RooflineRatio
 
     if args.roofline_gpu is not None:
         node = _load_machine(args.roofline_gpu)
     if node is None:
         raise InputError(
-            "--roofline-missing needs the GPU's peaks",
+            f"{' and '.join(wanted)} needs the simulated GPU's peaks",
             key="--roofline-gpu",
             hint="Give --roofline-gpu MACHINE (catalogue name or TOML), or build the platform with --machine",
         )
-    return RooflineKernelTimes(gpu_figures(node), args.precision)
+    target = gpu_figures(node)
+    fallback = RooflineKernelTimes(target, args.precision) if args.roofline_missing else None
+    scale = None
+    if args.kernels_measured_on:
+        source = gpu_figures(_load_machine(args.kernels_measured_on))
+        scale = RooflineRatio(source, target, args.precision)
+    return fallback, scale
 
 
 def _options(args, scheduler: str, trace: bool):

@@ -1,4 +1,4 @@
-"""Roofline-projected durations for GPU kernels that have no performance model.
+"""Roofline-projected kernel durations: for kernels without a model, and from one GPU to another.
 
 StarPU's history models cover the kernels, devices and data sizes that were
 calibrated; a task graph may hold others (a DAG file's own kernels, a block
@@ -20,6 +20,15 @@ figures used (``label``).
 
 CPU kernels get no projection (there is no CPU roofline here): a CPU worker
 asked to run a kernel without a model still raises the model error.
+
+``RooflineRatio`` carries StarPU's *measured* durations from the GPU they were
+calibrated on to another one, by the ratio of the two roofline times (the
+``plain-roofline`` baseline of ``nodecast.models.kernel_baselines``)::
+
+    t_target = t_measured x max(F / P_t, B / BW_t) / max(F / P_s, B / BW_s)
+
+which keeps the kernel's measured efficiency and assumes it stays the same on
+the target, the assumption that model makes too.
 """
 
 from __future__ import annotations
@@ -60,4 +69,38 @@ class RooflineKernelTimes:
         """The projected time (s) of ``query`` on this GPU, or None for a CPU kernel or one with no work."""
         if query.arch_kind != "cuda" or (query.flops <= 0 and query.size_bytes <= 0):
             return None
-        return max(query.flops / self.peak_flops, query.size_bytes / self.dram_bps)
+        return roofline_time_s(query.flops, query.size_bytes, self.peak_flops, self.dram_bps)
+
+
+def roofline_time_s(flops: float, size_bytes: float, peak_flops: float, dram_bps: float) -> float:
+    """``max(F / P, B / BW)`` in seconds (hierarchical-roofline paper eq. 1, DRAM level, FMA peak)."""
+    return max(flops / peak_flops, size_bytes / dram_bps)
+
+
+class RooflineRatio:
+    """A kernel-time scale: ``roofline_target / roofline_source`` for GPU kernels, 1 for CPU kernels.
+
+    Args:
+        source: maxima of the GPU the kernel models were measured on.
+        target: maxima of the GPU that runs the simulated kernels.
+        precision: as for ``RooflineKernelTimes``.
+    """
+
+    def __init__(self, source: GpuFigures, target: GpuFigures, precision: str = "single") -> None:
+        self.source = RooflineKernelTimes(source, precision)
+        self.target = RooflineKernelTimes(target, precision)
+        s, t = self.source, self.target
+        self.label = (
+            f"measured on {source.model}, scaled to {target.model} by the roofline ratio "
+            f"max(F / P_FMA, B / BW_DRAM): {s.precision.upper()} FMA {s.peak_flops / 1e12:.3g} -> {t.peak_flops / 1e12:.3g} TFLOP/s, "
+            f"DRAM {s.dram_bps / 1e9:.0f} -> {t.dram_bps / 1e9:.0f} GB/s"
+        )
+
+    def __call__(self, query: KernelQuery) -> float:
+        """The factor (dimensionless) that turns the measured duration of ``query`` into the target's."""
+        if query.arch_kind != "cuda" or (query.flops <= 0 and query.size_bytes <= 0):
+            return 1.0
+        s, t = self.source, self.target
+        return roofline_time_s(query.flops, query.size_bytes, t.peak_flops, t.dram_bps) / roofline_time_s(
+            query.flops, query.size_bytes, s.peak_flops, s.dram_bps
+        )

@@ -117,6 +117,11 @@ class KernelModels:
             regression) nor ``provider`` answer: e.g. roofline-projected times
             (``nodecast.sim.kernel_roofline``). Its ``label`` attribute, if any,
             goes into the notes with every time it gives.
+        scale: a factor per query applied to every duration the files give
+            (mean, regression, deviation, per-execution samples): e.g. the
+            roofline ratio from the measured GPU to another
+            (``nodecast.sim.kernel_roofline.RooflineRatio``); its ``label``
+            goes into the notes.
         mode: ``"mean"``, ``"normal"`` or ``"histogram"`` (see the module docstring).
         seed: seed of the sampling generator.
         samples: per-execution samples for ``"histogram"`` mode (``load_samples_csv``).
@@ -133,6 +138,7 @@ class KernelModels:
         *,
         provider: KernelTimeProvider | None = None,
         fallback: KernelTimeProvider | None = None,
+        scale: Callable[[KernelQuery], float] | None = None,
         mode: str = "mean",
         seed: int = 0,
         samples: dict[tuple[str, str, int], list[float]] | None = None,
@@ -145,6 +151,8 @@ class KernelModels:
         self.machine = machine
         self.provider = provider
         self.fallback = fallback
+        self.scale = scale
+        self._factors: dict[tuple[str, str, int, int], float] = {}
         self.mode = mode
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -201,9 +209,9 @@ class KernelModels:
                             hint="Give the footprint hash in the DAG file",
                         )
                     entry = matches[0] if matches else None
-        if entry is not None and entry.mean_s > 0:
-            return entry.mean_s
         query = KernelQuery(kernel, kind, devid, int(size_bytes), footprint, float(flops))
+        if entry is not None and entry.mean_s > 0:
+            return entry.mean_s * self._factor(query)
         if self.provider is not None:
             value = self.provider(query)
             if value is not None:
@@ -216,7 +224,7 @@ class KernelModels:
                 note = f"{kernel}: size {size_bytes} B not measured on {kind}{devid}, using StarPU's regression"
                 if note not in self.notes:
                     self.notes.append(note)
-                return predicted
+                return predicted * self._factor(query)
         if self.fallback is not None:
             value = self.fallback(query)
             if value is not None:
@@ -243,8 +251,25 @@ class KernelModels:
             reason, hint="Calibrate it, give --kernel-time KERNEL=SECONDS, or ask for roofline-projected times (--roofline-missing)"
         )
 
+    def _factor(self, query: KernelQuery) -> float:
+        """The ``scale`` factor of a file-given duration (1 without one), remembered for sampling and noted."""
+        if self.scale is None:
+            return 1.0
+        f = float(self.scale(query))
+        if not (f > 0 and math.isfinite(f)):
+            raise InputError(f"kernel-time scale returned {f!r} for {query.kernel!r} on {query.arch_kind}{query.devid}")
+        self._factors[(query.kernel, query.arch_kind, query.devid, query.size_bytes)] = f
+        if f != 1.0:
+            for note in (
+                f"kernel durations {getattr(self.scale, 'label', 'scaled')}",
+                f"{query.kernel}, {query.size_bytes} B on {query.arch_kind}: measured time x {f:.4g}",
+            ):
+                if note not in self.notes:
+                    self.notes.append(note)
+        return f
+
     def deviation_s(self, kernel: str, kind: str, devid: int, size_bytes: int) -> float:
-        """Standard deviation (s) from the history model, 0 when unknown."""
+        """Standard deviation (s) from the history model (scaled like the mean), 0 when unknown."""
         pm = self.model_file(kernel)
         if pm is None:
             return 0.0
@@ -253,7 +278,7 @@ class KernelModels:
             return 0.0
         for e in arch.entries:
             if e.size_bytes == size_bytes:
-                return e.dev_s
+                return e.dev_s * self._factors.get((kernel, kind, devid, int(size_bytes)), 1.0)
         return 0.0
 
     # ------------------------------------------------------------ sampling
@@ -286,7 +311,9 @@ class KernelModels:
             )
         if key not in self._hists:
             self._hists[key] = IrregularHistogram(data)
-        return _HistDraw(rng, self._hists[key])
+        draw = _HistDraw(rng, self._hists[key])
+        factor = self._factors.get((kernel, kind, devid, int(size_bytes)), 1.0)
+        return draw if factor == 1.0 else (lambda: factor * draw())
 
 
 class _NormalDraw:
