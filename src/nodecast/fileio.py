@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from nodecast.errors import InputError
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -36,6 +44,14 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         ) from None
     os.close(fd)
     tmp = Path(tmp_name)
+    # mkstemp creates the file 0600; the output should get the mode any other
+    # new file gets (the umask), or keep the mode of the file it replaces.
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    with contextlib.suppress(OSError):
+        os.chmod(tmp, mode)
     try:
         yield tmp
         os.replace(tmp, target)

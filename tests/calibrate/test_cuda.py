@@ -20,14 +20,14 @@ def test_no_gpu_here_is_a_clear_error():
         open_session()
     msg = info.value.message
     assert "\n" not in msg
-    assert "pip install 'nodecast[gpu]'" in msg or "CUDA driver" in msg or "CUDA device" in msg
+    assert "pip install '.[gpu]'" in msg or "CUDA driver" in msg or "CUDA device" in msg
 
 
 def test_missing_cuda_python_says_how_to_install(monkeypatch):
     """Without cuda-python the error names the package and the pip command."""
     for name in ("cuda", "cuda.bindings", "cuda.cudart"):
         monkeypatch.setitem(sys.modules, name, None)  # import of these now fails
-    with pytest.raises(GPUUnavailableError, match=r"cuda-python is not installed\. .*pip install 'nodecast\[gpu\]'"):
+    with pytest.raises(GPUUnavailableError, match=r"cuda-python is not installed\. .*pip install '\.\[gpu\]'"):
         C.load_bindings()
 
 

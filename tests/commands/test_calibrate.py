@@ -110,7 +110,7 @@ def test_list_needs_no_gpu(capsys):
 def test_no_gpu_here_for_real(capsys, tmp_path):
     """On this machine (no driver) calibrate exits 2 with one line saying what is missing, and writes nothing."""
     err = user_error(capsys, ["calibrate", "--quick", "--base", "titan", "-o", str(tmp_path / "m.toml")])
-    assert "pip install 'nodecast[gpu]'" in err or "CUDA driver" in err or "CUDA device" in err
+    assert "pip install '.[gpu]'" in err or "CUDA driver" in err or "CUDA device" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -119,7 +119,7 @@ def test_without_cuda_python_the_error_says_pip_install(capsys, tmp_path, monkey
     for name in ("cuda", "cuda.bindings", "cuda.cudart"):
         monkeypatch.setitem(sys.modules, name, None)
     err = user_error(capsys, ["calibrate", "--base", "titan", "-o", str(tmp_path / "m.toml")])
-    assert "cuda-python is not installed" in err and "pip install 'nodecast[gpu]'" in err
+    assert "cuda-python is not installed" in err and "pip install '.[gpu]'" in err
     assert list(tmp_path.iterdir()) == []
 
 

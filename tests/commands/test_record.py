@@ -48,7 +48,7 @@ def test_no_gpu_here_for_real(capsys, tmp_path, marker_program):
     out = tmp_path / "t.sqlite"
     err = user_error(capsys, ["record", "-o", str(out), "--", sys.executable, str(marker_program)])
     if importlib.util.find_spec("cupti") is None:
-        assert "cupti-python is not installed" in err and "pip install 'nodecast[gpu]'" in err
+        assert "cupti-python is not installed" in err and "pip install '.[gpu]'" in err
     else:
         assert "CUPTI cannot trace" in err
     assert not out.exists() and not (tmp_path / "ran").exists()

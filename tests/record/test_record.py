@@ -146,12 +146,12 @@ def test_tracing_that_cannot_start_writes_nothing(tmp_path, fake_cupti, program,
 
 
 def test_missing_cupti_python_says_how_to_install(tmp_path, program, monkeypatch):
-    """Without cupti-python the error says to pip install nodecast[gpu] (checked before the program runs)."""
+    """Without cupti-python the error says to pip install the GPU extra (checked before the program runs)."""
     monkeypatch.setitem(sys.modules, "cupti", None)
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupti" else object())
-    with pytest.raises(GPUUnavailableError, match=r"cupti-python is not installed.*pip install 'nodecast\[gpu\]'"):
+    with pytest.raises(GPUUnavailableError, match=r"cupti-python is not installed.*pip install '\.\[gpu\]'"):
         record([sys.executable, str(program), "0"], tmp_path / "t.sqlite")
 
 

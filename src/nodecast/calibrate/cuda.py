@@ -30,7 +30,7 @@ import numpy as np
 from nodecast.calibrate import MeasureError
 from nodecast.errors import GPUUnavailableError
 
-INSTALL_HINT = "Install the GPU extra: pip install 'nodecast[gpu]' (NVIDIA's cuda-python and cupti-python)"
+INSTALL_HINT = "Install the GPU extra: pip install '.[gpu]' in the nodecast checkout (NVIDIA's cuda-python and cupti-python)"
 #: Error names that mean "out of memory".
 _OOM = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 

@@ -8,14 +8,13 @@ reads and writes, unified-memory demand migration and prefetch, 1 B to
 L1 and shared-memory bandwidth. Raw results go to Google-Benchmark JSON; the
 Machine file (-o) takes cpu/gpu/links from --base and adds [measured]: the
 1-byte cost, fitted bandwidth and curve per copy class, and the GPU maxima.
-See docs/calibrate.md. Needs an NVIDIA GPU and pip install 'nodecast[gpu]'.
+See docs/calibrate.md. Needs an NVIDIA GPU and pip install '.[gpu]' (in the checkout).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from nodecast.calibrate import writers
 from nodecast.calibrate.stats import Budget
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
+from nodecast.report.tables import console as results_console
 
 GB = 1e9
 
@@ -202,7 +202,7 @@ def _write_machine(out: Path, base: Any, session: Any, plan: plan_mod.Plan, valu
 
 def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, out_json: Path,
                    out_toml: Path | None, machine: Any) -> None:
-    console = Console() if sys.stdout.isatty() else Console(width=200)
+    console = results_console(width_when_piped=200)
     failed = [r for r in results if not r.ok]
     table = Table(title=f"Measured copy classes ({values.reference or 'nothing measured'}); GB/s = 1e9 B/s")
     for col in ("class", "1-byte cost (µs)", "bandwidth 1/G (GB/s)", "source"):
@@ -236,7 +236,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = plan_mod.describe_families(prefixes)
     if not rows:
         raise InputError(f"no benchmark family starts with {args.only}", key="--only")
-    console = Console() if sys.stdout.isatty() else Console(width=200)
+    console = results_console(width_when_piped=200)
     table = Table(title="nodecast calibrate benchmark families")
     for col in ("family", "placed per", "machine-file class", "what it measures"):
         table.add_column(col)

@@ -128,10 +128,11 @@ def table_sizes(sizes: np.ndarray) -> list[int]:
 
 def print_table(curves: Curves) -> None:
     """A rich table of the bandwidths at a handful of sizes, with the 1-byte costs as caption."""
-    from rich.console import Console
     from rich.table import Table
 
     from nodecast.report.curves_plot import size_label
+    from nodecast.report.tables import PipeSafeConsole
+    from nodecast.report.tables import console as results_console
 
     cols = table_sizes(curves.sizes)
     wide = curves.at_sizes(cols)
@@ -153,9 +154,9 @@ def print_table(curves: Curves) -> None:
         cells = ["—" if not np.isfinite(row.get(s, np.nan)) else f"{row[s] / 1e9:.4g}" for s in cols]
         table.add_row(machine if first else "", klass if first else "", model, *cells)
         previous = (machine, klass)
-    console = Console()
+    console = results_console(width_when_piped=None)
     if not console.is_terminal:  # a file or a pipe: do not squeeze the table into 80 columns
-        console = Console(width=max(console.width, 120))
+        console = PipeSafeConsole(width=max(console.width, 120))
     console.print(table)
     for line in curves.skipped:
         console.print(f"not drawn: {line}")

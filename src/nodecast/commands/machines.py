@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from rich.console import Console
@@ -17,6 +16,7 @@ from rich.table import Table
 
 from nodecast.machines import catalogue_names, load_machine
 from nodecast.machines.compare import diff_machines, list_rows, machine_summary
+from nodecast.report.tables import console
 
 GB = 1e9
 TFLOP = 1e12
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _console() -> Console:
     # Wide when piped or captured, so that tables are not truncated; the terminal's width otherwise.
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    return console(width_when_piped=200)
 
 
 def _num(x: float | None, scale: float = 1.0, digits: int = 2) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
 
 from nodecast.commands import common
 from nodecast.models.base import get_models, model_names
 from nodecast.project import project
 from nodecast.report import tables as t
+from nodecast.traces.kinds import OpKind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +51,10 @@ def run(args: argparse.Namespace) -> int:
     tr = common.trace(args.trace)
     proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args))
     console = t.console()
-    console.print(f"[bold]{tr.meta.source}[/]: {len(tr):,} GPU ops, projected {source.name} -> {target.name}",
+    n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
+    # Synchronisations are records of the host waiting, not GPU work: say how many were set aside.
+    syncs = f" (and {n_sync:,} synchronisation records, not projected: they are not GPU work)" if n_sync else ""
+    console.print(f"[bold]{tr.meta.source}[/]: {len(tr) - n_sync:,} GPU ops{syncs}, projected {source.name} -> {target.name}",
                   soft_wrap=True)
     summary = proj.summary()
     shown = summary.copy()

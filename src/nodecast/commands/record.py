@@ -5,7 +5,7 @@ The program runs in a child process with CUPTI activity tracing enabled
 driver API calls with correlation ids, unified-memory migrations). The trace
 is written as SQLite in the tables and columns of an Nsight Systems export,
 so every nodecast command that reads nsys exports reads it. Needs an NVIDIA
-GPU and ``pip install 'nodecast[gpu]'``. The exit code is the program's
+GPU and ``pip install '.[gpu]'`` (in the checkout). The exit code is the program's
 (2 when tracing could not start, with nothing written).
 """
 

@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -291,22 +292,30 @@ def _write_rows_csv(rows: list[dict], path: Path) -> None:
         writer.writerows(rows)
 
 
+def _wrote(path: str | Path) -> None:
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def _progress(total: int, label: str):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+    from rich.console import Console
+
+    # NOTE: the bar goes to stderr, so that results piped or redirected from stdout stay clean.
+    err = Console(stderr=True)
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err, transient=True, disable=not err.is_terminal)
     task = progress.add_task(label, total=total)
     return progress, task
 
 
 # ------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from nodecast.report.tables import console as results_console
     from nodecast.sim.outputs import summary_lines, write_chrome_trace, write_gantt_png, write_sweep_png
     from nodecast.sim.runtime import Simulation
 
-    console = Console()
+    console = results_console(width_when_piped=None)
     if args.compare_reference is not None:
         return _compare(args, console)
     schedulers = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
@@ -325,10 +334,13 @@ def run(args: argparse.Namespace) -> int:
             console.print(line, highlight=False, soft_wrap=True)
         if args.json:
             res.write_json(args.json)
+            _wrote(args.json)
         if args.trace:
             write_chrome_trace(res, args.trace)
+            _wrote(args.trace)
         if args.gantt:
             write_gantt_png(res, args.gantt)
+            _wrote(args.gantt)
         return 0
     from nodecast.sim.sweep import Case, run_cases
 
@@ -365,12 +377,15 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.csv:
         _write_rows_csv(rows, args.csv)
+        _wrote(args.csv)
     if args.json:
         with atomic_path(args.json) as tmp:
             tmp.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        _wrote(args.json)
     if args.plot:
         title = f"{args.app} ({args.precision}, block {args.block_size}) on {plat.name}, workers={args.workers}"
         write_sweep_png(rows, args.plot, title=title)
+        _wrote(args.plot)
     return 0
 
 
@@ -432,6 +447,7 @@ def _compare(args, console) -> int:
     )
     if args.csv:
         _write_rows_csv(out, args.csv)
+        _wrote(args.csv)
     if args.plot:
         from nodecast.sim.outputs import write_sweep_png
 
@@ -440,4 +456,5 @@ def _compare(args, console) -> int:
         ref = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["reference_gflops"]} for r in sel]
         title = f"{sel[0]['app']} ({sel[0]['precision']}), {sel[0]['worker_config']}: nodecast vs StarPU+SimGrid"
         write_sweep_png(ours, args.plot, title=title, reference=ref)
+        _wrote(args.plot)
     return 0

@@ -121,14 +121,14 @@ class FlopsRatioModel(_KernelBaseline):
         stack = np.vstack([flop[p] for p in MODEL_PRECISIONS])
         dom = np.where(stack.max(axis=0) > 0, np.argmax(stack, axis=0), MODEL_PRECISIONS.index("fp32"))
         if (stack.max(axis=0) <= 0).any():
-            notes.append(f"{int((stack.max(axis=0) <= 0).sum())} kernels without FLOP scaled by the FP32 peaks")
+            notes.append(f"{int((stack.max(axis=0) <= 0).sum())} kernel launches without FLOP scaled by the FP32 peaks")
         ratio = np.empty(len(t_s))
         for i, p in enumerate(MODEL_PRECISIONS):
             sel = dom == i
             if sel.any():
                 r = src.peak(p, "fma", self.name) / tgt.peak(p, "fma", self.name)
                 ratio[sel] = r
-                notes.append(f"{int(sel.sum())} kernels {p.upper()}: x{r:.3f} ({src.origin[f'fma.{p}']} -> "
+                notes.append(f"{int(sel.sum())} kernel launches {p.upper()}: x{r:.3f} ({src.origin[f'fma.{p}']} -> "
                              f"{tgt.origin[f'fma.{p}']})")
         return t_s * ratio
 

@@ -37,7 +37,7 @@ from nodecast.record.activities import (
     Converter,
 )
 
-INSTALL_HINT = "Install the GPU extra: pip install 'nodecast[gpu]' (NVIDIA's cuda-python and cupti-python)"
+INSTALL_HINT = "Install the GPU extra: pip install '.[gpu]' in the nodecast checkout (NVIDIA's cuda-python and cupti-python)"
 #: Activity kinds without which a trace is useless: refusing one ends the recording.
 REQUIRED_KINDS = (KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET, KIND_SYNCHRONIZATION, KIND_RUNTIME)
 #: Bytes of each activity buffer handed to CUPTI.

@@ -38,9 +38,9 @@ def characterization_figure(char, path: str | Path) -> Path:  # noqa: ANN001 (Ch
     size_d, time_d = char.size_distribution, char.time_distribution
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=False)
     colors = plt.cm.viridis(np.linspace(0.05, 0.95, len(size_d.columns)))
-    for ax, dist, title in (
-        (axes[0], size_d, "(a) size-based: share of transfer count"),
-        (axes[1], time_d, "(b) time-based: share of transfer GPU time"),
+    for ax, dist, title, ylabel in (
+        (axes[0], size_d, "(a) size-based: share of transfer count", "% of all transfers"),
+        (axes[1], time_d, "(b) time-based: share of transfer GPU time", "% of all transfer GPU time"),
     ):
         bottom = np.zeros(len(dist.index))
         for j, col in enumerate(dist.columns):
@@ -48,7 +48,7 @@ def characterization_figure(char, path: str | Path) -> Path:  # noqa: ANN001 (Ch
             ax.bar(dist.index, values, bottom=bottom, color=colors[j], label=col, edgecolor="white", linewidth=0.5)
             bottom += values
         ax.set_title(title, fontsize=10)
-        ax.set_ylabel("% of all transfers")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(0, 100)
         ax.tick_params(axis="x", rotation=20)
         ax.grid(axis="y", alpha=0.3)

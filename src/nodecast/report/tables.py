@@ -7,6 +7,8 @@ these tables and write the same frame as CSV/Parquet/JSON.
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Callable, Mapping
 
 import pandas as pd
@@ -16,12 +18,27 @@ from rich.table import Table
 Formatter = Callable[[object], str]
 
 
-def console() -> Console:
-    """A rich Console; output to a file or pipe gets 160 columns instead of rich's 80,
-    so that saved reports keep whole rows rather than wrapped cells."""
-    import sys
+class PipeSafeConsole(Console):
+    """A rich Console whose output may be cut short (``nodecast ... | head``).
 
-    return Console() if sys.stdout.isatty() else Console(width=160)
+    rich exits with status 1 when the reader of its pipe goes away; this one
+    raises BrokenPipeError instead, which the CLI's entry point treats as a
+    normal end (status 0), as for plain ``print``.
+    """
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise BrokenPipeError
+
+
+def console(width_when_piped: int | None = 160) -> Console:
+    """A Console for results; output to a file or pipe gets ``width_when_piped`` columns
+    instead of rich's 80, so that saved reports keep whole rows rather than wrapped cells."""
+    if sys.stdout.isatty() or width_when_piped is None:
+        return PipeSafeConsole()
+    return PipeSafeConsole(width=width_when_piped)
 
 
 def fmt_seconds(value: object) -> str:

@@ -138,6 +138,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         sample = head.decode("utf-8", errors="replace")
         if nvprof_csv.looks_like_nvprof_csv(sample):
             return "nvprof-csv"
+        if sample.startswith("kind,copy_kind,src_mem,dst_mem,bytes,start_ns"):
+            raise InputError(
+                "a CSV written by `nodecast convert`: it is meant for spreadsheets and other tools, not read back",
+                path=path,
+                hint="Convert the original trace to .arrow or .parquet instead, which nodecast reloads",
+            )
         if '"ID","Process ID"' in sample:
             raise InputError(
                 "an Nsight Compute metrics CSV: it holds per-kernel metrics, not a timeline of GPU operations",
@@ -162,7 +168,7 @@ def _hint_for(path: Path) -> str:
         return "This is an Nsight Compute report, which holds no timeline"
     return (
         "nodecast reads nsys SQLite exports, nvprof databases (.nvvp), Kineto/PyTorch-profiler JSON (.json, .json.gz), "
-        "nvprof --print-gpu-trace --csv output and its own Parquet files"
+        "nvprof --print-gpu-trace --csv output and its own Arrow and Parquet files"
     )
 
 
