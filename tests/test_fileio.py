@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from nodecast.errors import InputError
-from nodecast.fileio import atomic_path, write_text_atomic
+from nodecast.fileio import atomic_path, check_writable, write_text_atomic
 
 
 def _mode(path) -> int:
@@ -47,3 +47,17 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 def test_missing_folder_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="folder does not exist"):
         write_text_atomic(tmp_path / "nope" / "a.txt", "x")
+
+
+def test_an_existing_folder_is_refused_as_output(tmp_path):
+    (tmp_path / "out.csv").mkdir()
+    with pytest.raises(InputError, match="is a folder"):
+        write_text_atomic(tmp_path / "out.csv", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_a_file_in_place_of_the_folder_is_named(tmp_path):
+    (tmp_path / "afile.txt").write_text("a")
+    with pytest.raises(InputError, match="is a file, not a folder") as info:
+        check_writable(tmp_path / "afile.txt" / "out.csv", "-o")
+    assert "afile.txt" in info.value.message and "-o" in info.value.message

@@ -24,18 +24,35 @@ def _umask() -> int:
     return mask
 
 
+def check_writable(path: str | os.PathLike[str], option: str | None = None) -> Path:
+    """``path`` as a Path if an output can be written there; else InputError.
+
+    Checks, before any work is done: the folder exists and is a folder, the
+    path is not itself a folder, and both can be written. Commands call it on
+    every output they will write before writing the first, so that a bad
+    second path does not leave the first output behind.
+    """
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise InputError("is a folder", path=out, key=option, hint="Give a file name")
+    if not folder.is_dir():
+        if folder.exists():
+            raise InputError("is a file, not a folder", path=folder, key=option, hint="Choose an output path inside a folder")
+        raise InputError("folder does not exist", path=folder, key=option, hint="Create it or choose another output path")
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise InputError("cannot write here (permission denied)", path=out, key=option, hint="Choose a writable output path")
+    return out
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
 
-    Raises InputError when the target's folder does not exist or is not writable.
+    Raises InputError when ``check_writable`` refuses the target.
     """
-    target = Path(target)
+    target = check_writable(target)
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(
-            "folder does not exist", path=folder, hint="Create it or choose another output path"
-        )
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
     except OSError as exc:

@@ -14,7 +14,6 @@ See docs/calibrate.md. Needs an NVIDIA GPU and pip install '.[gpu]' (in the chec
 from __future__ import annotations
 
 import argparse
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from nodecast.calibrate import plan as plan_mod
 from nodecast.calibrate import writers
 from nodecast.calibrate.stats import Budget
 from nodecast.errors import InputError
+from nodecast.fileio import check_writable
 from nodecast.machines import load_machine
 from nodecast.report.tables import console as results_console
 
@@ -61,19 +61,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # -- checks before any measurement -----------------------------------------------------------
-
-
-def check_writable(path: str | os.PathLike[str], option: str) -> Path:
-    """InputError unless ``path`` can be written: its folder exists and is writable, and it is not a folder."""
-    out = Path(path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise InputError("is a folder", path=out, key=option, hint="Give a file name")
-    if not folder.is_dir():
-        raise InputError("folder does not exist", path=folder, key=option, hint="Create it or choose another output path")
-    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise InputError("cannot write here (permission denied)", path=out, key=option, hint="Choose a writable output path")
-    return out
 
 
 def parse_gpus(text: str | None) -> tuple[int, ...] | None:
