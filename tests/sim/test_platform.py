@@ -85,3 +85,57 @@ def test_missing_route_between_memory_nodes_is_an_input_error(tmp_path):
     )
     with pytest.raises(InputError, match="no route between memory nodes CUDA0 and RAM"):
         Platform.from_starpu(path)
+
+
+@pytest.mark.shared
+def test_bus_files_that_are_link_stubs_are_followed(starpu_data):
+    """hannibal-pitch's .bandwidth/.latency/.config are git symlink stubs naming hannibal's files."""
+    bus = starpu_data / "sampling" / "bus"
+    pitch = Platform.from_starpu(bus / "hannibal-pitch.platform.v4.xml")
+    plain = Platform.from_starpu(bus / "hannibal.platform.v4.xml")
+    assert pitch.predict_bandwidth_bps == plain.predict_bandwidth_bps
+    assert pitch.n_cpus == plain.n_cpus
+
+
+def _attila_copy(starpu_data, tmp_path):
+    import shutil
+
+    bus = tmp_path / "bus"
+    bus.mkdir()
+    for suffix in ("platform.v4.xml", "bandwidth", "latency", "config"):
+        shutil.copy(starpu_data / "sampling" / "bus" / f"attila.{suffix}", bus / f"attila.{suffix}")
+    return bus
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(
+    ("name", "damage", "expected"),
+    [
+        ("bandwidth", lambda text: "", r"from RAM to CUDA0 \(row 0, column 1\) is missing"),
+        ("bandwidth", lambda text: text.replace("\t6008.", "\t-6008.", 1), "is -6008"),
+        ("latency", lambda text: text.replace("\t9.5", "\t-9.5", 1), "must be a finite number >= 0"),
+        ("bandwidth", lambda text: b"\x00\x82\xff".decode("latin-1"), "not UTF-8"),
+    ],
+)
+def test_damaged_bus_files_are_named(starpu_data, tmp_path, name, damage, expected):
+    """A damaged .bandwidth or .latency file is named in the error (not the platform XML beside it)."""
+    bus = _attila_copy(starpu_data, tmp_path)
+    target = bus / f"attila.{name}"
+    damaged = damage(target.read_text())
+    if damaged == target.read_text():
+        pytest.skip("the calibration file no longer holds the value this test damages")
+    target.write_bytes(damaged.encode("latin-1"))
+    with pytest.raises(InputError, match=expected) as info:
+        Platform.from_starpu(bus / "attila.platform.v4.xml")
+    assert info.value.message.startswith(str(target))
+
+
+@pytest.mark.shared
+def test_negative_memsize_is_an_input_error(starpu_data, tmp_path):
+    bus = _attila_copy(starpu_data, tmp_path)
+    xml = bus / "attila.platform.v4.xml"
+    text = xml.read_text()
+    start = text.index('id="memsize" value="') + len('id="memsize" value="')
+    xml.write_text(text[:start] + "-5" + text[text.index('"', start):])
+    with pytest.raises(InputError, match="memsize '-5'; it must be > 0 bytes"):
+        Platform.from_starpu(xml)

@@ -143,3 +143,80 @@ def test_missing_platform_is_exit_2(capsys, monkeypatch):
     monkeypatch.delenv("NODECAST_STARPU_DIR", raising=False)
     err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "1920"])
     assert "--starpu-dir" in err
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--sizes", "19200:9600:960"], "gives no size"),
+        (["--sizes", "9600:99999999999:1"], "a sweep holds at most 1,000"),
+        (["--sizes", "9600:19200:0"], "STEP must be > 0"),
+        (["--sizes", "0,9600"], "sizes must be > 0"),
+        (["--scheduler", ","], "no scheduler named"),
+        (["--scheduler", "dmda,nosuch"], "unknown scheduler 'nosuch'"),
+        (["--seed", "-1"], "--seed: must be >= 0"),
+        (["--workers", "all", "--ncpus", "-1"], "--ncpus: must be >= 0"),
+        (["--kernel-time", "=5"], "expected KERNEL=SECONDS"),
+        (["--kernel-time", "chol_model_gemm=-1"], "expected KERNEL=SECONDS"),
+        (["--kernel-time", "nosuch=1"], "no kernel 'nosuch'"),
+        (["--gpus", "1000"], "at most 32 GPUs"),
+        (["--bandwidth-scale", "1e308"], "out of range"),
+        (["--bandwidth-scale", "2", "--bandwidth-links", "("], "not a regular expression"),
+        (["--bandwidth-scale", "2", "--bandwidth-links", "nomatch"], "matches no link"),
+        (["--block-size", "1"], "nodecast simulates at most 10,000,000"),
+    ],
+)
+def test_bad_options_are_one_line(capsys, starpu_args, options, expected):
+    """Option values that cannot work are refused before any simulation, in one line naming the option."""
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "9600", *starpu_args, *options])
+    assert expected in err
+
+
+def test_sweep_outputs_on_a_single_run_are_refused(tmp_path, capsys, starpu_args):
+    """--csv and --plot belong to sweeps: on a single run they are an error, not silently ignored."""
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", *starpu_args, "--csv", str(tmp_path / "x.csv")])
+    assert "single run" in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_every_output_is_checked_before_any_is_written(tmp_path, capsys, starpu_args):
+    """A bad second output path fails before the first output is written (no partial result left)."""
+    first = tmp_path / "s.json"
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", *starpu_args, "--json", str(first), "--trace", str(tmp_path / "no" / "t.json")])
+    assert "folder does not exist" in err
+    assert not first.exists()
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", *starpu_args, "--json", str(first), "--gantt", str(tmp_path / "g.svg")])
+    assert "cannot write --gantt as .svg" in err
+    assert not first.exists()
+
+
+def test_non_utf8_and_deeply_nested_dag_files(tmp_path, capsys, starpu_args):
+    """A DAG file that is not UTF-8, or JSON nested beyond Python's recursion limit, is one line naming it."""
+    garbage = tmp_path / "g.json"
+    garbage.write_bytes(b"{\x82\xff\x00")
+    assert "not UTF-8 text" in _one_line_error(capsys, ["simulate", "--dag", str(garbage), *starpu_args])
+    deep = tmp_path / "d.json"
+    deep.write_text("[" * 100_000)
+    err = _one_line_error(capsys, ["simulate", "--dag", str(deep), *starpu_args])
+    assert "nested too deeply" in err and "d.json" in err
+
+
+def test_reference_rows_are_checked_with_their_line(tmp_path, capsys, starpu_args):
+    """A reference CSV row that cannot be simulated is named by file and line, not reported as an option error."""
+    header = "app,precision,matrix_size,block_size,scheduler,worker_config,sim_gflops\n"
+    for row, expected in (
+        ("cholesky_implicit,single,9600,0,dmda,gpuonly,1\n", "line 2: matrix_size and block_size must be > 0"),
+        ("cholesky_implicit,single,9601,960,dmda,gpuonly,1\n", "line 2: block_size 960 does not divide"),
+        ("cholesky_implicit,single,9600,960,nosuch,gpuonly,1\n", "line 2: unknown scheduler 'nosuch'"),
+    ):
+        ref = tmp_path / "ref.csv"
+        ref.write_text(header + row)
+        err = _one_line_error(capsys, ["simulate", "--compare-reference", str(ref), *starpu_args])
+        assert expected in err and "ref.csv" in err
+
+
+def test_a_file_given_as_starpu_dir_is_named(tmp_path, capsys):
+    afile = tmp_path / "afile.txt"
+    afile.write_text("x")
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", "--starpu-dir", str(afile), "--starpu-machine", "attila"])
+    assert "is a file, not a folder" in err

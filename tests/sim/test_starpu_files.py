@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -124,3 +125,20 @@ def test_route_to_unknown_link_is_an_input_error(tmp_path):
     )
     with pytest.raises(InputError, match="unknown link 'nope'"):
         read_platform_xml(path)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("mean", ["inf", "nan", "-2.8e+03", "0.0", "1e300"])
+def test_history_entry_with_impossible_mean_is_named_with_its_line(starpu_data, tmp_path, mean):
+    """A model entry whose mean is not a plausible duration is a damaged file: error with file and line."""
+    src = starpu_data / "sampling" / "codelets" / "45" / "chol_model_gemm.attila"
+    lines = src.read_text().splitlines()
+    target = next(i for i, line in enumerate(lines) if re.match(r"[0-9a-f]{8}\s", line))  # footprint: a history entry
+    fields = lines[target].split()
+    fields[3] = mean
+    lines[target] = "\t".join(fields)
+    damaged = tmp_path / "chol_model_gemm.attila"
+    damaged.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"line {target + 1}: history entry with mean {re.escape(mean)} µs") as info:
+        read_perfmodel(damaged)
+    assert str(damaged) in info.value.message

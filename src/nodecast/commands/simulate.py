@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import re
 import sys
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 from nodecast.errors import InputError
-from nodecast.fileio import atomic_path
+from nodecast.fileio import atomic_path, check_suffix, check_writable
 
 _UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
 
@@ -120,21 +121,88 @@ def _parse_bytes(text: str) -> float:
 
 
 def _parse_sizes(text: str) -> list[int]:
+    hint = "Use N1,N2,... or START:STOP:STEP (inclusive, STEP > 0)"
     try:
         if ":" in text:
             start, stop, step = (int(x) for x in text.split(":"))
-            if step <= 0:
-                raise ValueError
-            return list(range(start, stop + 1, step))
-        return [int(x) for x in text.split(",") if x.strip()]
+            numbers = None
+        else:
+            numbers = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"cannot read sizes from {text!r}", key="--sizes", hint="Use N1,N2,... or START:STOP:STEP") from None
+        raise InputError(f"cannot read sizes from {text!r}", key="--sizes", hint=hint) from None
+    if numbers is None:
+        if step <= 0:
+            raise InputError(f"STEP must be > 0 in {text!r}", key="--sizes", hint=hint)
+        span = range(start, stop + 1, step)  # NOTE: a range's length costs nothing; a list of 1e11 sizes would not
+        if len(span) > _MAX_SWEEP:
+            raise InputError(f"{text!r} gives {len(span):,} sizes; a sweep holds at most {_MAX_SWEEP:,}", key="--sizes", hint=hint)
+        numbers = list(span)
+    if not numbers:
+        raise InputError(f"{text!r} gives no size", key="--sizes", hint=hint)
+    if len(numbers) > _MAX_SWEEP:
+        raise InputError(f"{len(numbers):,} sizes; a sweep holds at most {_MAX_SWEEP:,}", key="--sizes")
+    bad = [n for n in numbers if n <= 0]
+    if bad:
+        raise InputError(f"sizes must be > 0 (got {bad[0]})", key="--sizes", hint=hint)
+    return numbers
+
+
+#: output options, the extensions they write and whether they need a sweep or a comparison
+_OUTPUTS = {
+    "json": ("--json", (".json",), False),
+    "trace": ("--trace", (".json",), False),
+    "gantt": ("--gantt", (".png",), False),
+    "csv": ("--csv", (".csv",), True),
+    "plot": ("--plot", (".png",), True),
+}
+#: the most sizes one sweep may hold
+_MAX_SWEEP = 1000
+
+
+def _check_args(args, sweep: bool) -> None:
+    """Refuse option values and output paths that cannot work, before any simulation runs.
+
+    Every output path is checked here (extension, folder), so that a bad
+    second output does not leave the first one written.
+    """
+    if args.seed < 0:
+        raise InputError(f"must be >= 0 (got {args.seed})", key="--seed")
+    if args.ncpus is not None and args.ncpus < 0:
+        raise InputError(f"must be >= 0 (got {args.ncpus})", key="--ncpus")
+    if args.max_blocks is not None and args.max_blocks < 1:
+        raise InputError(f"must be >= 1 (got {args.max_blocks})", key="--max-blocks")
+    for attr, (option, suffixes, needs_many) in _OUTPUTS.items():
+        path = getattr(args, attr)
+        if path is None:
+            continue
+        if needs_many and not sweep:
+            raise InputError(
+                "writes a sweep or a comparison table, and this is a single run",
+                key=option,
+                hint="Give --sizes N1,N2,... or several schedulers (--scheduler dmda,dmdas), or --compare-reference; "
+                "--json writes a single run's summary",
+            )
+        check_suffix(path, suffixes, option)
+        check_writable(path, option)
+
+
+def _schedulers(args) -> list[str]:
+    from nodecast.sim.schedulers import SCHEDULERS
+
+    names = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
+    if not names:
+        raise InputError(f"no scheduler named in {args.scheduler!r}", key="--scheduler", hint=f"Choose among {', '.join(SCHEDULERS)}")
+    unknown = [s for s in names if s not in SCHEDULERS]
+    if unknown:
+        raise InputError(f"unknown scheduler {unknown[0]!r}", key="--scheduler", hint=f"Choose among {', '.join(SCHEDULERS)}")
+    return list(dict.fromkeys(names))
 
 
 def _starpu_dir(args) -> Path | None:
     folder = args.starpu_dir or (Path(os.environ["NODECAST_STARPU_DIR"]) if os.environ.get("NODECAST_STARPU_DIR") else None)
     if folder is not None and not folder.is_dir():
-        raise InputError("folder does not exist", path=folder, key="--starpu-dir")
+        what = "is a file, not a folder" if folder.exists() else "folder does not exist"
+        raise InputError(what, path=folder, key="--starpu-dir", hint="Give StarPU's sampling folder (with bus/ and codelets/45/)")
     return folder
 
 
@@ -170,13 +238,7 @@ def _platform_and_models(args):
         plat = plat.with_gpu_memory(_parse_bytes(args.gpu_memory))
     if args.bandwidth_scale is not None:
         plat = plat.with_bandwidth_scale(args.bandwidth_scale, args.bandwidth_links)
-    fixed: dict[str, float] = {}
-    for item in args.kernel_time:
-        name, _, value = item.partition("=")
-        try:
-            fixed[name] = float(value)
-        except ValueError:
-            raise InputError(f"expected KERNEL=SECONDS (got {item!r})", key="--kernel-time") from None
+    fixed = _kernel_times(args)
     provider = (lambda q: fixed.get(q.kernel)) if fixed else None
     samples = load_samples_csv(args.samples) if args.samples else None
     codelets = folder / "codelets" / "45" if folder is not None else None
@@ -194,6 +256,33 @@ def _platform_and_models(args):
     if node is not None and codelets is not None and machine is not None and scale is None:
         plat.notes.append(_foreign_models_note(folder, machine, node))
     return plat, models
+
+
+def _kernel_times(args) -> dict[str, float]:
+    """``--kernel-time KERNEL=SECONDS`` options as {kernel: seconds}."""
+    fixed: dict[str, float] = {}
+    for item in args.kernel_time:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not sep or not name or not (seconds > 0 and math.isfinite(seconds)):
+            raise InputError(f"expected KERNEL=SECONDS with SECONDS > 0 (got {item!r})", key="--kernel-time", hint="e.g. --kernel-time my_kernel=2.5e-3")
+        fixed[name] = seconds
+    return fixed
+
+
+def _check_kernel_times(args, graph) -> None:
+    """A --kernel-time for a kernel the graph does not have is a typo, not a no-op."""
+    unknown = [k for k in _kernel_times(args) if k not in graph.kernels]
+    if unknown:
+        raise InputError(
+            f"no kernel {unknown[0]!r} in {graph.name}",
+            key="--kernel-time",
+            hint=f"Its kernels are: {', '.join(graph.kernels)}",
+        )
 
 
 def _foreign_models_note(folder: Path, machine: str, node) -> str:
@@ -317,18 +406,21 @@ def run(args: argparse.Namespace) -> int:
 
     console = results_console(width_when_piped=None)
     if args.compare_reference is not None:
+        _check_args(args, sweep=True)
         return _compare(args, console)
-    schedulers = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
+    schedulers = _schedulers(args)
     sizes = _parse_sizes(args.sizes) if args.sizes else [args.size]
     if args.dag is not None:
         sizes = [None]
-    plat, models = _platform_and_models(args)
     sweep = len(sizes) > 1 or len(schedulers) > 1
+    _check_args(args, sweep)
+    plat, models = _platform_and_models(args)
     if sweep and (args.trace or args.gantt):
         raise InputError("--trace and --gantt need a single run", hint="Drop --sizes or give one scheduler")
     want_trace = bool(args.trace or args.gantt)
     if not sweep:
         graph = _graph(args, sizes[0])
+        _check_kernel_times(args, graph)
         res = Simulation(graph, plat, models, _options(args, schedulers[0], want_trace)).run()
         for line in summary_lines(res):
             console.print(line, highlight=False, soft_wrap=True)
@@ -346,8 +438,8 @@ def run(args: argparse.Namespace) -> int:
 
     jobs = _jobs(args)
     dag = _graph(args, None) if args.dag is not None else None
-    if dag is None:
-        _graph(args, sizes[0])  # NOTE: checks the application and sizes here, before any cluster starts
+    # NOTE: checks the application, sizes and kernel names here, before any cluster starts
+    _check_kernel_times(args, dag if dag is not None else _graph(args, min(sizes)))
     cases = [
         Case(_options(args, sched, False), args.app, size, args.block_size, args.precision) for size in sizes for sched in schedulers
     ]

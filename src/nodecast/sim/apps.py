@@ -33,7 +33,18 @@ STARPU_DEFAULT_PRIO = 0
 PRECISION_BYTES = {"single": 4, "double": 8}
 
 
-def _blocks(matrix_size: int, block_size: int) -> int:
+#: tasks one built-in graph may hold: the simulator keeps about 1 KB per task, so 10 M tasks is about 10 GB
+MAX_TASKS = 10_000_000
+
+
+def task_count(app: str, nb: int) -> int:
+    """Tasks of tiled ``app`` on ``nb`` x ``nb`` blocks, counted without building the graph."""
+    if app == "cholesky":  # POTRF, TRSM + SYRK, GEMM
+        return nb + nb * (nb - 1) + nb * (nb - 1) * (nb - 2) // 6
+    return nb + nb * (nb - 1) + (nb - 1) * nb * (2 * nb - 1) // 6  # LU: GETRF, 2 TRSM, GEMM
+
+
+def _blocks(matrix_size: int, block_size: int, app: str) -> int:
     if block_size <= 0 or matrix_size <= 0:
         raise InputError(f"matrix size and block size must be > 0 (got {matrix_size}, {block_size})", key="--sizes")
     if matrix_size % block_size:
@@ -42,7 +53,16 @@ def _blocks(matrix_size: int, block_size: int) -> int:
             key="--block-size",
             hint=f"Use a multiple of {block_size}, e.g. {(matrix_size // block_size + 1) * block_size}",
         )
-    return matrix_size // block_size
+    nb = matrix_size // block_size
+    n = task_count(app, nb)
+    if n > MAX_TASKS:
+        raise InputError(
+            f"{app} {matrix_size} in blocks of {block_size} has {n:,} tasks; nodecast simulates at most {MAX_TASKS:,} "
+            "(about 1 KB of memory per task)",
+            key="--block-size",
+            hint="Use larger blocks or a smaller matrix",
+        )
+    return nb
 
 
 def _elem(precision: str) -> int:
@@ -77,7 +97,7 @@ def flops_gemm(m: float, n: float, k: float) -> float:
 @paused_gc()
 def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
     """Tiled Cholesky (lower), as StarPU's ``cholesky_implicit``; raises InputError when the block does not divide."""
-    nb = _blocks(matrix_size, block_size)
+    nb = _blocks(matrix_size, block_size, "cholesky")
     esize = _elem(precision)
     tile = block_size * block_size * esize
     g = TaskGraph(name=f"cholesky-{matrix_size}-b{block_size}-{precision}")
@@ -128,7 +148,7 @@ def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "singl
 @paused_gc()
 def lu(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
     """Tiled LU without pivoting, as StarPU's ``lu_implicit_example_{float,double}``."""
-    nb = _blocks(matrix_size, block_size)
+    nb = _blocks(matrix_size, block_size, "lu")
     esize = _elem(precision)
     tile = block_size * block_size * esize
     p = "s" if precision == "single" else "d"

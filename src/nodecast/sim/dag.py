@@ -318,6 +318,11 @@ def load_dag(path: str | Path) -> TaskGraph:
         raise InputError(f"cannot read DAG file ({exc.strerror})", path=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON (line {exc.lineno}: {exc.msg})", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})", path=path,
+                         hint="A DAG file is UTF-8 JSON; see nodecast.sim.dag") from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a DAG file", path=path, hint="See nodecast.sim.dag for the format") from None
     if not isinstance(doc, dict):
         raise InputError("top level must be an object", path=path)
     if doc.get("format", "nodecast-dag") != "nodecast-dag" or doc.get("version", 1) != 1:

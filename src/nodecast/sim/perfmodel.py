@@ -103,6 +103,8 @@ def load_samples_csv(path: str | Path) -> dict[tuple[str, str, int], list[float]
                 out.setdefault(key, []).append(value)
     except OSError as exc:
         raise InputError(f"cannot read samples ({exc.strerror})", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path, hint="Give a CSV with columns kernel,arch,size_bytes,duration_s") from None
     return out
 
 

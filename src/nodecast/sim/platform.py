@@ -34,6 +34,8 @@ from nodecast.errors import InputError
 from nodecast.sim.starpu_files import read_bus_config, read_bus_matrix, read_platform_xml
 
 RAM = 0
+#: GPUs a simulated node may have (--gpus): StarPU itself is built for 4 CUDA devices by default (--enable-maxcudadev)
+MAX_GPUS = 32
 _GPU_HOST = re.compile(r"^CUDA(\d+)$")
 
 
@@ -158,9 +160,12 @@ class Platform:
         for _, name in gpus:
             props = px.hosts[name].props
             try:
-                capacity.append(float(props["memsize"]))
+                memsize = float(props["memsize"])
             except (KeyError, ValueError):
                 raise InputError(f"host {name} lacks a numeric memsize property", path=xml_path, key=f"host[{name}]") from None
+            if not memsize > 0:  # NOTE: also refuses NaN; inf stands for unlimited memory
+                raise InputError(f"host {name} has memsize {props['memsize']!r}; it must be > 0 bytes", path=xml_path, key=f"host[{name}]")
+            capacity.append(memsize)
             gpu_models.append(props.get("model", "GPU"))
         peer = [[False] * n for _ in range(n)]
         for i in range(1, n):
@@ -196,9 +201,11 @@ class Platform:
             # StarPU numbers memory nodes RAM, CUDA0..., so matrix index = node index.
             for i in range(n):
                 for j in range(n):
-                    if i != j and i < len(bw) and j < len(bw[i]):
-                        plat.predict_bandwidth_bps[i][j] = bw[i][j] * 1e6
-                        plat.predict_latency_s[i][j] = lat[i][j] * 1e-6
+                    if i != j:
+                        mb_s = _bus_value(bw, i, j, bw_file, hosts, "bandwidth (MB/s)", positive=True)
+                        us = _bus_value(lat, i, j, lat_file, hosts, "latency (µs)", positive=False)
+                        plat.predict_bandwidth_bps[i][j] = mb_s * 1e6
+                        plat.predict_latency_s[i][j] = us * 1e-6
             plat.notes.append(f"scheduler transfer predictions from {bw_file.name} and {lat_file.name}")
         else:
             plat._predictions_from_routes()
@@ -314,6 +321,9 @@ class Platform:
         gpus = self.gpu_nodes
         if count < 1:
             raise InputError(f"GPU count must be >= 1 (got {count})", key="--gpus")
+        if count > MAX_GPUS:
+            # NOTE: the runtime keeps per-pair request channels and stream rules (O(nodes^2) and O(nodes^4) setup).
+            raise InputError(f"at most {MAX_GPUS} GPUs per node can be simulated (got {count})", key="--gpus")
         if count <= len(gpus):
             keep = [RAM, *gpus[:count]]
             return self._subset(keep)
@@ -395,17 +405,46 @@ class Platform:
         """Multiply link bandwidths (and the matching calibration) by ``factor``; ``pattern`` (regex) selects links."""
         if not (factor > 0 and math.isfinite(factor)):
             raise InputError(f"bandwidth scale must be > 0 (got {factor!r})", key="--bandwidth-scale")
+        try:
+            rx = re.compile(pattern) if pattern else None
+        except re.error as exc:
+            raise InputError(f"not a regular expression: {pattern!r} ({exc})", key="--bandwidth-links") from None
         plat = copy.deepcopy(self)
-        rx = re.compile(pattern) if pattern else None
-        for i, name in enumerate(plat.link_names):
-            if rx is None or rx.search(name):
-                plat.link_bandwidth_bps[i] *= factor
+        matched = [i for i, name in enumerate(plat.link_names) if rx is None or rx.search(name)]
+        if not matched:
+            raise InputError(
+                f"{pattern!r} matches no link",
+                key="--bandwidth-links",
+                hint=f"The platform's links are: {', '.join(plat.link_names)}",
+            )
+        for i in matched:
+            plat.link_bandwidth_bps[i] *= factor
+            if not math.isfinite(plat.link_bandwidth_bps[i]) or plat.link_bandwidth_bps[i] <= 0:
+                raise InputError(
+                    f"bandwidth x{factor:g} takes link {plat.link_names[i]!r} out of range "
+                    f"({plat.link_bandwidth_bps[i]!r} B/s)",
+                    key="--bandwidth-scale",
+                )
         if rx is None:
             for row in plat.predict_bandwidth_bps:
                 for j in range(len(row)):
                     row[j] *= factor
         plat.notes.append(f"what-if: bandwidth x{factor:g}" + (f" on links matching {pattern!r}" if pattern else ""))
         return plat
+
+
+def _bus_value(matrix: list[list[float]], i: int, j: int, path: Path, hosts: list[str], what: str, *, positive: bool) -> float:
+    """Entry (i, j) of a StarPU bus matrix, or InputError naming the file and the pair."""
+    value = matrix[i][j] if i < len(matrix) and j < len(matrix[i]) else math.nan
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        shown = "missing" if i >= len(matrix) or j >= len(matrix[i]) else repr(value)
+        raise InputError(
+            f"{what} from {hosts[i]} to {hosts[j]} (row {i}, column {j}) is {shown}; it must be a finite number "
+            + ("> 0" if positive else ">= 0"),
+            path=path,
+            hint="Recalibrate the bus, or remove the .bandwidth and .latency files (predictions then come from the routes)",
+        )
+    return value
 
 
 def _count_ngpus(plat: Platform) -> list[list[int]]:

@@ -68,7 +68,7 @@ def load_reference(path: str | Path) -> list[ReferenceRow]:
                             app=r["app"],
                             precision=r["precision"],
                             matrix_size=int(r["matrix_size"]),
-                            nblocks=int(r.get("nblocks") or int(r["matrix_size"]) // int(r["block_size"])),
+                            nblocks=int(r.get("nblocks") or int(r["matrix_size"]) // (int(r["block_size"]) or 1)),
                             block_size=int(r["block_size"]),
                             scheduler=r["scheduler"],
                             worker_config=r["worker_config"],
@@ -80,9 +80,28 @@ def load_reference(path: str | Path) -> list[ReferenceRow]:
                     )
                 except (TypeError, ValueError):
                     raise InputError(f"line {lineno}: malformed number", path=path) from None
+                _check_row(rows[-1], lineno, path)
     except OSError as exc:
         raise InputError(f"cannot read reference ({exc.strerror})", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path, hint="Give StarPU+SimGrid's reference CSV") from None
     return rows
+
+
+def _check_row(row: ReferenceRow, lineno: int, path: Path) -> None:
+    """InputError naming the line when a row cannot be simulated as it stands."""
+    from nodecast.sim.schedulers import SCHEDULERS
+
+    if not row.app.startswith(("cholesky", "lu")):
+        raise InputError(f"line {lineno}: unknown application {row.app!r}", path=path, hint="nodecast simulates cholesky* and lu* rows")
+    if row.precision not in ("single", "double"):
+        raise InputError(f"line {lineno}: precision must be single or double (got {row.precision!r})", path=path)
+    if row.matrix_size <= 0 or row.block_size <= 0:
+        raise InputError(f"line {lineno}: matrix_size and block_size must be > 0 (got {row.matrix_size}, {row.block_size})", path=path)
+    if row.matrix_size % row.block_size:
+        raise InputError(f"line {lineno}: block_size {row.block_size} does not divide matrix_size {row.matrix_size}", path=path)
+    if row.scheduler not in SCHEDULERS:
+        raise InputError(f"line {lineno}: unknown scheduler {row.scheduler!r}", path=path, hint=f"Known: {', '.join(SCHEDULERS)}")
 
 
 def likely_cause(row: ReferenceRow, ours: dict[str, Any]) -> str:

@@ -169,10 +169,7 @@ def read_bus_matrix(path: str | Path) -> list[list[float]]:
     measurement. Raises InputError on a malformed line.
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read bus file ({exc.strerror})", path=path) from None
+    lines = _read_following_stubs(path, "bus file", errors="strict").splitlines()
     rows: list[list[float]] = []
     for lineno, line in enumerate(lines, 1):
         text = line.strip()
@@ -192,10 +189,7 @@ def read_bus_matrix(path: str | Path) -> list[list[float]]:
 def read_bus_config(path: str | Path) -> dict[str, int]:
     """Read ``<machine>.config``: ``{"cpus": 12, "cuda": 3, "opencl": 3, "mic": 0}`` (keys present in the file)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read bus config ({exc.strerror})", path=path) from None
+    lines = _read_following_stubs(path, "bus config", errors="strict").splitlines()
     out: dict[str, int] = {}
     for line in lines:
         if "#" not in line or not line.split("#", 1)[0].strip():
@@ -311,19 +305,22 @@ class _Tokens:
             raise InputError(f"line {no}: {what} holds a non-number", path=self.path) from None
 
 
-def _read_following_stubs(path: Path) -> str:
-    """Read a model file; a file whose whole content names a sibling file is a symlink stub and is followed.
+def _read_following_stubs(path: Path, what: str = "performance model", errors: str = "replace") -> str:
+    """Read a StarPU file; a file whose whole content names a sibling file is a symlink stub and is followed.
 
     (Git checkouts without symlink support turn StarPU's ``x.hannibal-pitch ->
     x.hannibal`` links into one-line files holding the target's name.)
+    ``errors="strict"`` refuses bytes that are not UTF-8 (InputError).
     """
     seen = set()
     current = path
     while True:
         try:
-            text = current.read_text(encoding="utf-8", errors="replace")
+            text = current.read_text(encoding="utf-8", errors=errors)
         except OSError as exc:
-            raise InputError(f"cannot read performance model ({exc.strerror})", path=current) from None
+            raise InputError(f"cannot read {what} ({exc.strerror})", path=current) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not a {what}: byte {exc.start} is not UTF-8 text", path=current) from None
         target = text.strip()
         if text and "\n" not in text.strip() and " " not in target and "/" not in target and not target.startswith("#"):
             nxt = current.parent / target
@@ -336,6 +333,10 @@ def _read_following_stubs(path: Path) -> str:
                     f"is a link stub to {target!r}, which does not exist", path=current, hint="Copy the target model too"
                 )
         return text
+
+
+#: longest kernel duration a model file may hold (s): anything above is a damaged file or a unit error
+MAX_KERNEL_S = 1e6
 
 
 def read_perfmodel(path: str | Path) -> PerfModelFile:
@@ -393,6 +394,15 @@ def read_perfmodel(path: str | Path) -> PerfModelFile:
                     )
                 except ValueError:
                     raise InputError(f"line {no}: malformed history entry", path=path) from None
+                mean_us, dev_us = entries[-1].mean_s * 1e6, entries[-1].dev_s * 1e6
+                # NOTE: StarPU writes the mean in µs of measured runs: > 0, and no kernel runs for days.
+                if not (0 < mean_us <= MAX_KERNEL_S * 1e6) or not (0 <= dev_us < math.inf):
+                    raise InputError(
+                        f"line {no}: history entry with mean {toks[3]} µs and deviation {toks[4]} µs; the mean must be "
+                        f"> 0 and at most {MAX_KERNEL_S:.0e} s, the deviation a finite number >= 0",
+                        path=path,
+                        hint="The model file is damaged: recalibrate the kernel or remove the file",
+                    )
             regression = Regression(reg[4], reg[5], int(reg[6]), reg[7], reg[8], nl[0], nl[1], nl[2])
             kind, devid, ncores = devices[0] if len(devices) == 1 else ("+".join(d[0] for d in devices), devices[0][1], devices[0][2])
             archs.append(ArchModel(kind, devid, ncores, impl, regression, tuple(entries)))

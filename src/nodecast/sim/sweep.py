@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.sim.apps import APPS
+from nodecast.sim.apps import APPS, task_count
 from nodecast.sim.dag import TaskGraph
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
@@ -65,10 +65,7 @@ class Case:
         """Tasks this case simulates (built-in applications; 0 for a DAG case, whose graph the sweep holds)."""
         if self.matrix_size is None or self.app is None:
             return 0
-        nb = self.matrix_size // self.block_size
-        if self.app == "cholesky":  # POTRF, TRSM + SYRK, GEMM
-            return nb + nb * (nb - 1) + nb * (nb - 1) * (nb - 2) // 6
-        return nb + nb * (nb - 1) + (nb - 1) * nb * (2 * nb - 1) // 6  # LU: GETRF, 2 TRSM, GEMM
+        return task_count(self.app, self.matrix_size // self.block_size)
 
 
 def default_jobs() -> int:
