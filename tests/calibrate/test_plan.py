@@ -160,11 +160,25 @@ def test_parse_size(text, n):
     assert P.parse_size(text, key="--max-size") == n
 
 
-@pytest.mark.parametrize("text", ["lots", "1.5GiB", "0", "-4", "12 parsecs"])
+@pytest.mark.parametrize("text", ["lots", "1.5GiB", "0", "-4", "12 parsecs", "2^51", "2^99999999", "2^-3",
+                                  "99999999999GiB", "9" * 5000])
 def test_parse_size_errors(text):
     """Anything else is one clear InputError naming the option."""
     with pytest.raises(InputError, match="--max-size"):
         P.parse_size(text, key="--max-size")
+
+
+@pytest.mark.parametrize(("opts", "fragment"), [
+    (P.Options(gpus=(-1,)), "--gpus: GPU index -1 is negative"),
+    (P.Options(gpus=(0, 0)), "--gpus: a GPU is listed twice"),
+    (P.Options(families=("nosuch",)), "--only: no benchmark family starts with nosuch"),
+    (P.Options(min_bytes=P.GIB, max_bytes=P.MIB), "--min-size: smallest size 1 GiB is above the largest 1 MiB"),
+])
+def test_check_options_needs_no_topology(opts, fragment):
+    """Option mistakes are found without a node (so before any GPU access)."""
+    with pytest.raises(InputError) as info:
+        P.check_options(opts)
+    assert fragment in info.value.message
 
 
 def test_sweep():

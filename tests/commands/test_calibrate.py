@@ -181,9 +181,36 @@ def test_unwritable_output_is_refused_before_measuring(capsys, tmp_path, no_sess
     (["--json", "r.json", "--gpus", "zero"], "not a list of GPU indices"),
     (["--json", "r.json", "--max-size", "huge"], "not a size"),
     (["--json", "r.json", "--budget-s", "-1"], "--budget-s"),
+    (["--quick", "--json", "r.json", "--budget-s", "1e308"], "--budget-s: must be a number of seconds > 0 and <= 3600"),
+    (["--json", "r.json", "--budget-s", "inf"], "--budget-s"),
+    (["--json", "r.json", "--budget-s", "nan"], "--budget-s"),
+    (["--json", "r.json", "--gpus", "-1"], "--gpus: GPU index -1 is negative"),
+    (["--json", "r.json", "--gpus", "0,0"], "--gpus: a GPU is listed twice"),
+    (["--json", "r.json", "--only", "nosuch"], "--only: no benchmark family starts with nosuch"),
+    (["--json", "r.json", "--min-size", "1GiB", "--max-size", "1MiB"], "--min-size"),
+    (["--json", "r.json", "--max-size", "99999999999GiB"], "--max-size: size '99999999999GiB' is above 1 PiB"),
+    (["--json", "r.json", "--max-size", "2^99"], "above 1 PiB"),
+    (["--base", "titan", "-o", "n.xyz"], "n.xyz: cannot write a machine file as .xyz"),
+    (["--json", "r.xyz"], "r.xyz: cannot write the benchmark results as .xyz"),
 ])
 def test_bad_input_before_measuring(capsys, tmp_path, monkeypatch, no_session, argv, fragment):
     """Bad options are one line and exit 2, without opening a GPU session."""
     monkeypatch.chdir(tmp_path)
     user_error(capsys, ["calibrate", *argv], fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["--quick", "--json", "r.json", "--budget-s", "1e308"],
+    ["--json", "r.json", "--gpus", "-1"],
+    ["--json", "r.json", "--only", "nosuch"],
+    ["--base", "titan", "-o", "n.xyz"],
+])
+def test_option_mistakes_come_before_the_missing_gpu(capsys, tmp_path, monkeypatch, argv):
+    """Without cuda-python (as on a machine with no GPU), a bad option is still what the one line names."""
+    for name in ("cuda", "cuda.bindings", "cuda.cudart"):
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.chdir(tmp_path)
+    err = user_error(capsys, ["calibrate", *argv])
+    assert "cuda-python" not in err and "pip install" not in err
     assert list(tmp_path.iterdir()) == []

@@ -52,6 +52,12 @@ def test_svg_output_and_one_byte_option(tmp_path, capsys):
     (["--machines", "titan,titan"], "--machines"),
     (["--machines", "no-such-machine"], "unknown machine"),
     (["--machines", "titan", "-o", "curves.jpg"], "unknown figure format"),
+    (["--machines", "titan", "-o", "curves.xyz"], "-o: unknown figure format .xyz"),
+    (["--machines", "titan", "--csv", "points.xyz"], "--csv: unknown table format .xyz"),
+    (["--machines", "titan", "--csv", "points"], "--csv: unknown table format"),
+    (["--machines", "titan", "--csv", "good.csv", "-o", "nodir/x.png"], "-o: folder does not exist"),
+    (["--machines", "titan", "--csv", "nodir/good.csv", "-o", "x.png"], "--csv: folder does not exist"),
+    (["--machines", "titan,summit", "--sizes", "1:99999999999999999999Gi"], "--sizes: size .* is above 1 PiB"),
 ])
 def test_user_errors(argv, match, tmp_path, monkeypatch):
     """Bad options are InputErrors naming the option, raised before anything is written."""

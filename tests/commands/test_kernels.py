@@ -132,6 +132,40 @@ def test_bad_output_extension_exits_2_before_reading(machines, tmp_path, capsys)
     assert not out.exists()
 
 
+def test_unwritable_output_exits_2_before_reading(machines, tmp_path, capsys):
+    """An -o in a folder that does not exist is refused before any input is read (none exists here)."""
+    src, tgt = machines
+    assert main(["kernels", "nonexistent.csv", "--from", src, "--to", tgt, "-o",
+                 str(tmp_path / "nodir" / "o.csv")]) == 2
+    assert "-o: folder does not exist" in _one_line_error(capsys)
+    assert not (tmp_path / "nodir").exists()
+
+
+@needs_v100
+@pytest.mark.parametrize(("content", "fragment"), [
+    (b"function,pc_offset,threads_executed\n_Z5mylogPf,0x60\n", "line 2: row has 2 fields, the header has 3"),
+    (b"\x00\x82\xff\xfe garbage", "not a UTF-8 text file"),
+    ("function,pc_offset,threads_executed\n".encode("utf-16"), "not a UTF-8 text file"),
+    (None, "is a folder"),
+])
+def test_bad_sass_counts_exit_2(machines, tmp_path, capsys, content, fragment):
+    """A short row, a binary or UTF-16 file, or a folder as --sass-counts: one line naming the file, exit 2."""
+    src, tgt = machines
+    sass = tmp_path / "log.sass"
+    sass.write_text("\tcode for sm_70\n\t\tFunction : _Z5mylogPf\n        /*0060*/   MUFU.LG2 R0, R0 ;\n")
+    counts = tmp_path / "counts.csv"
+    if content is None:
+        counts.mkdir()
+    else:
+        counts.write_bytes(content)
+    out = tmp_path / "o.csv"
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt, "--sass-source", str(sass),
+                 "--sass-target", str(sass), "--sass-counts", str(counts), "-o", str(out)]) == 2
+    err = _one_line_error(capsys)
+    assert str(counts) in err and fragment in err
+    assert not out.exists()
+
+
 def test_missing_arguments_exit_2(capsys):
     """Without files or machines the command says what is missing, in one line."""
     assert main(["kernels"]) == 2

@@ -119,3 +119,14 @@ def test_bad_figure_extension_exits_2(machines, tmp_path, capsys):
     assert main(["roofline", "none.csv", "--from", src, "--to", tgt, "--kernel", "k", "-o",
                  str(tmp_path / "f.jpg")]) == 2
     assert ".jpg" in _one_line_error(capsys)
+
+
+def test_unwritable_figure_path_exits_2_before_reading(machines, tmp_path, capsys):
+    """A figure in a folder that does not exist, or a folder as figure, is refused before any work."""
+    src, tgt = machines
+    base = ["roofline", "none.csv", "--from", src, "--to", tgt, "--kernel", "k", "-o"]
+    assert main([*base, str(tmp_path / "nodir" / "f.png")]) == 2
+    assert "-o: folder does not exist" in _one_line_error(capsys)
+    (tmp_path / "d.png").mkdir()
+    assert main([*base, str(tmp_path / "d.png")]) == 2
+    assert "-o: is a folder" in _one_line_error(capsys)

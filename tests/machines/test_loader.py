@@ -82,6 +82,36 @@ def test_negative_bandwidth(tmp_path):
     assert_one_line(error_of(path), path, "gpu.levels.dram.bandwidth_bps", "must be a positive number")
 
 
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("bandwidth_bps = 1e11", "bandwidth_bps = 1e308", "gpu.levels.dram.bandwidth_bps"),
+    ("memory_bandwidth_bps = 1e10", "memory_bandwidth_bps = 2e15", "cpu.memory_bandwidth_bps"),
+    ("lanes = 16\n", ("lanes = 16\n[[links]]\nid = \"bus\"\nkind = \"socket-bus\"\nendpoints = [\"cpu0\", \"gpu0\"]\n"
+                      "bandwidth_bps = 1e16\n"), "links[1].bandwidth_bps"),
+    ("lanes = 16\n", "lanes = 16\n[measured]\norigin = \"t\"\n[measured.bandwidth_bps]\nhtod_pinned = 1e300\n",
+     "measured.bandwidth_bps.htod_pinned"),
+    ("lanes = 16\n", ("lanes = 16\n[measured]\norigin = \"t\"\n[measured.gpu]\norigin = \"t\"\n"
+                      "[measured.gpu.level_bandwidth_bps]\nl1 = 1e20\n"), "measured.gpu.level_bandwidth_bps.l1"),
+])
+def test_implausible_bandwidth(tmp_path, old, new, key):
+    """A bandwidth above 1 PB/s (1e308 B/s, a unit mistake) names the key and says to check the unit."""
+    path = write(tmp_path, TINY.replace(old, new))
+    assert_one_line(error_of(path), path, key, "implausible")
+    assert "bytes/s" in error_of(path).message
+
+
+def test_implausible_measured_curve(tmp_path):
+    """A measured curve point above 1 PB/s, or infinite, is refused too."""
+    curve = "lanes = 16\n[measured]\norigin = \"t\"\n[measured.curves.htod_pinned]\nsizes_bytes = [1, 2]\n"
+    for bws in ("[1e9, 1e18]", "[1e9, inf]"):
+        path = write(tmp_path, TINY.replace("lanes = 16\n", curve + f"bandwidth_bps = {bws}\n"))
+        assert_one_line(error_of(path), path, "measured.curves.htod_pinned.bandwidth_bps", "1 PB/s")
+
+
+def test_bandwidth_at_the_bound_loads(tmp_path):
+    """1 PB/s itself is accepted (the bound is inclusive)."""
+    assert load_machine_file(write(tmp_path, TINY.replace("bandwidth_bps = 1e11", "bandwidth_bps = 1e15")))
+
+
 def test_zero_link_bandwidth(tmp_path):
     """A zero link bandwidth is rejected with the link's index in the key."""
     text = TINY + '[[links]]\nid = "bus"\nkind = "socket-bus"\nendpoints = ["cpu0", "gpu0"]\nbandwidth_bps = 0\n'

@@ -46,6 +46,14 @@ def test_parse_sizes_errors(text):
         parse_sizes(text)
 
 
+@pytest.mark.parametrize("text", ["1:99999999999999999999Gi", "1:2048Ti", "4" * 5000, "1Ki,1048577Gi", "1,1025Ti"])
+def test_parse_sizes_above_one_pib(text):
+    """Sizes beyond 2^50 B (or with thousands of digits) are one InputError, not a numpy TypeError."""
+    with pytest.raises(InputError, match="--sizes"):
+        parse_sizes(text)
+    assert parse_sizes("1Ti:1024Ti").tolist()[-1] == 2**50
+
+
 def test_parse_classes():
     """Class keys are read case-insensitively; unknown ones list the known keys."""
     assert parse_classes("HtoD_Pinned, dtod") == [TC.HTOD_PINNED, TC.DTOD]

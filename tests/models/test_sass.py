@@ -328,3 +328,51 @@ def test_roofline_uses_the_adjusted_counts(tmp_path):
     assert proj.flop_t.sum() == pytest.approx(proj.flop_s.sum() + 2 * 4000)
     plain = RooflineModel(km).project(trace, src, tgt)
     assert any("equal instruction counts assumed" in n for n in plain.notes)
+
+
+# -- bad counts files: one InputError naming the file (and the line) -------------------------------
+_HEADER = "function,pc_offset,threads_executed\n"
+
+
+@pytest.mark.parametrize(("content", "fragments"), [
+    (_HEADER + "_Z5mylogPf,0x60\n", ("line 2", "row has 2 fields, the header has 3")),
+    (_HEADER + "_Z5mylogPf,0x60,32,7\n", ("line 2", "row has 4 fields, the header has 3")),
+    (_HEADER + "_Z5mylogPf,zz,32\n", ("line 2", "pc_offset", "'zz'")),
+    (_HEADER + "_Z5mylogPf,0x60,32\n_Z5mylogPf,0x70,nan\n", ("line 3", "threads_executed", "'nan'")),
+    (_HEADER + "_Z5mylogPf,0x60,-32\n", ("line 2", "threads_executed", ">= 0")),
+    (_HEADER + "_Z5mylogPf,0x60,1e400\n", ("line 2", "threads_executed", "finite")),
+    (_HEADER.replace("\n", ",launch\n") + "_Z5mylogPf,0x60,32,-1\n", ("line 2", "launch", "integer >= 0")),
+    (_HEADER + ",0x60,32\n", ("line 2", "empty function name")),
+    (_HEADER, ("no count rows",)),
+    ("", ("needs columns",)),
+    (b"\x89PNG\r\n\x1a\n\x00\x82\xff", ("not a UTF-8 text file",)),
+    ("function,pc_offset,threads_executed\n".encode("utf-16"), ("not a UTF-8 text file",)),
+])
+def test_bad_counts_file_is_one_input_error(tmp_path, content, fragments):
+    """Short rows, bad numbers, binary and UTF-16 files: an InputError naming the file, no other exception."""
+    path = tmp_path / "counts.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    with pytest.raises(InputError) as info:
+        read_sass_counts(path)
+    msg = info.value.message
+    assert msg.startswith(str(path)) and "\n" not in msg
+    for f in fragments:
+        assert f in msg
+
+
+def test_counts_file_that_is_a_folder(tmp_path):
+    """A folder given as --sass-counts is refused as one line, not IsADirectoryError."""
+    folder = tmp_path / "adir.csv"
+    folder.mkdir()
+    with pytest.raises(InputError, match="is a folder"):
+        read_sass_counts(folder)
+
+
+def test_counts_file_with_bom_and_padded_header(tmp_path):
+    """A UTF-8 byte-order mark and spaces around the column names are accepted; decimal offsets too."""
+    path = tmp_path / "counts.csv"
+    path.write_bytes("\ufefffunction, pc_offset ,threads_executed\n_Z5mylogPf,96,32\n".encode())
+    assert read_sass_counts(path) == {"_Z5mylogPf": {None: {96: 32.0}}}

@@ -271,3 +271,46 @@ def test_command_lists_every_metric():
     for m in NCU_METRICS:
         assert m in NCU_COMMAND
     assert "--page raw" in NCU_COMMAND and "--print-units base" in NCU_COMMAND and "--csv" in NCU_COMMAND
+
+
+# -- a bad value in one file of the one-metric-per-file V100 set names that file and metric -------------
+def _v100_with_bad_value(tmp_path: Path, metric: str, value: str) -> tuple[list[Path], Path]:
+    """Copies of the 12 V100 files where ``metric``'s file has ``value`` for launch ID 0 (its first launch)."""
+    out = []
+    bad = None
+    for src in V100:
+        dst = tmp_path / src.name
+        text = src.read_text(encoding="utf-8")
+        if src.name.endswith(f"__{metric}.csv"):
+            lines = text.splitlines(keepends=True)
+            i = next(k for k, line in enumerate(lines) if line.startswith('"0",'))
+            cells = next(csv.reader([lines[i]]))
+            assert cells[-2] != "" and cells[-3] == metric  # long layout: ..., Metric Name, Metric Unit, Metric Value
+            cells[-1] = value
+            lines[i] = ",".join(f'"{c}"' for c in cells) + "\n"
+            text = "".join(lines)
+            bad = dst
+        dst.write_text(text, encoding="utf-8")
+        out.append(dst)
+    assert bad is not None
+    return out, bad
+
+
+@needs_v100
+@pytest.mark.parametrize(("metric", "value", "shown"), [
+    ("sm__cycles_elapsed.avg", "abc", "has no number"),
+    ("sm__cycles_elapsed.avg", "1e400", "has value inf"),
+    ("sm__cycles_elapsed.avg", "-5", "has value -5"),
+    ("sm__cycles_elapsed.avg.per_second", "0", "has value 0"),
+    ("sm__cycles_elapsed.avg.per_second", "nan", "has no number"),
+    ("dram__bytes.sum", "-5", "has value -5"),
+    ("dram__bytes.sum", "1e400", "has value inf"),
+])
+def test_bad_value_names_its_file_and_metric(tmp_path, metric, value, shown):
+    """The message names the file holding the bad value (not the first of the set) and prints it plainly."""
+    files, bad = _v100_with_bad_value(tmp_path, metric, value)
+    with pytest.raises(InputError) as info:
+        read_ncu_csv(files)
+    msg = info.value.message
+    assert msg.startswith(f"{bad}: {metric}: ") and "more files" not in msg
+    assert shown in msg and "ID 0" in msg and "np.float64" not in msg

@@ -40,6 +40,11 @@ DEVICE_HEADROOM = 0.9
 #: Fraction of the host's MemAvailable a point may pin or touch.
 HOST_HEADROOM = 0.5
 
+#: Largest size a user may ask for (1 PiB): above any GPU's or host's memory, so surely a unit mistake.
+MAX_BYTES_LIMIT = 1 << 50
+#: Longest measured time per point ``--budget-s`` accepts (an hour; Comm|Scope uses 1 s).
+MAX_BUDGET_S = 3600.0
+
 #: Budgets per point. Comm|Scope uses >= 1 s of measured time; the default here is a quarter of that
 #: (``--budget-s 1`` reproduces Comm|Scope's), ``--quick`` a fiftieth.
 DEFAULT_BUDGET = Budget(measured_s=0.25, min_reps=5, max_reps=100_000, wall_s=2.0, warmup_reps=1)
@@ -367,7 +372,8 @@ def parse_size(text: str, *, key: str) -> int:
     units = {"kib": KIB, "mib": MIB, "gib": GIB, "k": KIB, "m": MIB, "g": GIB, "b": 1, "": 1}
     try:
         if t.startswith("2^"):
-            value = 1 << int(t[2:])
+            exponent = int(t[2:])
+            value = 1 << exponent if 0 <= exponent <= 64 else (0 if exponent < 0 else MAX_BYTES_LIMIT + 1)
         else:
             i = len(t)
             while i and not t[i - 1].isdigit():
@@ -380,7 +386,32 @@ def parse_size(text: str, *, key: str) -> int:
         raise InputError(f"not a size: {text!r}", key=key, hint="Write bytes like 4096, 64KiB, 1MiB, 1GiB or 2^20") from None
     if value <= 0:
         raise InputError(f"size must be positive (got {text!r})", key=key)
+    if value > MAX_BYTES_LIMIT:
+        raise InputError(f"size {text!r} is above 1 PiB (2^50 B)", key=key, hint="Check the unit: sizes are bytes")
     return value
+
+
+def check_options(opts: Options) -> None:
+    """Raise InputError for options that are wrong on any node (sizes, filters); no GPU needed.
+
+    Called by the command before it opens a GPU session, so that option
+    mistakes are reported before a missing driver or device, and by
+    ``build_plan``.
+    """
+    if opts.min_bytes > opts.max_bytes:
+        raise InputError(f"smallest size {_size(opts.min_bytes)} is above the largest {_size(opts.max_bytes)}",
+                         key="--min-size")
+    if opts.families and not any(_wanted(f, opts.families) for f in FAMILIES):
+        keys = ", ".join(sorted({f.key for f in FAMILIES}))
+        raise InputError(f"no benchmark family starts with {', '.join(opts.families)}", key="--only",
+                         hint=f"Families: {keys}")
+    if opts.gpus is not None:
+        negative = [g for g in opts.gpus if g < 0]
+        if negative:
+            raise InputError(f"GPU index {negative[0]} is negative", key="--gpus",
+                             hint="Indices are CUDA device numbers 0, 1, ... as CUDA_VISIBLE_DEVICES leaves them")
+        if len(set(opts.gpus)) != len(opts.gpus):
+            raise InputError(f"a GPU is listed twice ({', '.join(map(str, opts.gpus))})", key="--gpus")
 
 
 def sweep(min_bytes: int, max_bytes: int) -> tuple[int, ...]:
@@ -462,13 +493,7 @@ def build_plan(topo: Topology, opts: Options) -> Plan:
     family, and (when the user gave the largest size) a size that does not
     fit in a GPU's free memory or the host's available memory.
     """
-    if opts.min_bytes > opts.max_bytes:
-        raise InputError(f"smallest size {_size(opts.min_bytes)} is above the largest {_size(opts.max_bytes)}",
-                         key="--min-size")
-    if opts.families and not any(_wanted(f, opts.families) for f in FAMILIES):
-        keys = ", ".join(sorted({f.key for f in FAMILIES}))
-        raise InputError(f"no benchmark family starts with {', '.join(opts.families)}", key="--only",
-                         hint=f"Families: {keys}")
+    check_options(opts)
     gpus = _selected_gpus(topo, opts)
     if opts.quick:
         gpus = gpus[:2]  # the first GPU measures everything; the second only serves the pair families

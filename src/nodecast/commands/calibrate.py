@@ -14,6 +14,7 @@ See docs/calibrate.md. Needs an NVIDIA GPU and pip install '.[gpu]' (in the chec
 from __future__ import annotations
 
 import argparse
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from nodecast.calibrate import plan as plan_mod
 from nodecast.calibrate import writers
 from nodecast.calibrate.stats import Budget
 from nodecast.errors import InputError
-from nodecast.fileio import check_writable
+from nodecast.fileio import check_suffix, check_writable
 from nodecast.machines import load_machine
 from nodecast.report.tables import console as results_console
 
@@ -80,19 +81,23 @@ def options_from_args(args: argparse.Namespace) -> plan_mod.Options:
     """The plan options of the command line (sizes, GPUs, budget, filters)."""
     budget = None
     if args.budget_s is not None:
-        if not args.budget_s > 0:
-            raise InputError(f"must be a positive number of seconds (got {args.budget_s})", key="--budget-s")
+        if not (math.isfinite(args.budget_s) and 0 < args.budget_s <= plan_mod.MAX_BUDGET_S):
+            raise InputError(f"must be a number of seconds > 0 and <= {plan_mod.MAX_BUDGET_S:g} "
+                             f"(got {args.budget_s:g})", key="--budget-s",
+                             hint="It is the measured time per point: Comm|Scope uses 1, the default is 0.25")
         base = plan_mod.QUICK_BUDGET if args.quick else plan_mod.DEFAULT_BUDGET
         budget = Budget(measured_s=args.budget_s, min_reps=base.min_reps, max_reps=base.max_reps,
                         wall_s=max(base.wall_s, 4 * args.budget_s), warmup_reps=base.warmup_reps)
     max_given = args.max_size is not None
     max_bytes = plan_mod.parse_size(args.max_size, key="--max-size") if max_given else plan_mod.DEFAULT_MAX_BYTES
     families = tuple(p.strip() for p in (args.only or "").split(",") if p.strip())
-    return plan_mod.Options(
+    options = plan_mod.Options(
         gpus=parse_gpus(args.gpus), quick=args.quick, min_bytes=plan_mod.parse_size(args.min_size, key="--min-size"),
         max_bytes=max_bytes, max_bytes_given=max_given, families=families, numa=args.numa,
         flush=not args.no_flush, budget=budget,
     )
+    plan_mod.check_options(options)
+    return options
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -107,9 +112,12 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not args.base:
         raise InputError("a machine file needs --base", key="--base",
                          hint="Name the catalogue machine this node is (nodecast machines list) or give a TOML path")
+    # Every option is checked before a GPU session is opened: a user sees option mistakes first.
     out_toml = check_writable(args.output, "-o") if args.output else None
+    if out_toml is not None:
+        check_suffix(out_toml, (".toml",), "a machine file")
     json_path = args.json or (str(out_toml.with_suffix("")) + ".benchmarks.json" if out_toml else None)
-    out_json = check_writable(json_path, "--json")  # type: ignore[arg-type]
+    out_json = check_suffix(check_writable(json_path, "--json"), (".json",), "the benchmark results")  # type: ignore[arg-type]
     base = load_machine(args.base) if args.base else None
     options = options_from_args(args)
 

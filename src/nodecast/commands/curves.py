@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.fileio import atomic_path
+from nodecast.fileio import atomic_path, check_writable
 from nodecast.models.curves import (
     DEFAULT_ONE_BYTE_S,
     DEFAULT_ONE_BYTE_SOURCE,
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help=f"1-byte cost (µs) where no machine file measures one (default: "
                         f"{DEFAULT_ONE_BYTE_S * 1e6:g}, the {DEFAULT_ONE_BYTE_SOURCE})")
     p.add_argument("-o", "--output", metavar="FILE", help="write the figure (.png, .svg or .pdf)")
-    p.add_argument("--csv", metavar="FILE", help="write every point as CSV (SI units)")
+    p.add_argument("--csv", metavar="FILE", help="write every point to a .csv file (SI units)")
     p.add_argument("--log-y", action="store_true", help="logarithmic bandwidth axis in the figure")
     p.set_defaults(func=run)
 
@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from nodecast.machines import load_machine
     from nodecast.models.base import model_names
 
+    check_outputs(args)
     names = _split(args.machines)
     if not names:
         raise InputError("no machine given", key="--machines", hint="e.g. --machines titan,summit")
@@ -92,13 +93,6 @@ def run(args: argparse.Namespace) -> int:
         label = f"--one-byte-us default: {DEFAULT_ONE_BYTE_SOURCE}"
     else:
         label = "--one-byte-us"
-    if args.output:
-        from nodecast.report.curves_plot import FORMATS
-
-        suffix = Path(args.output).suffix.lower()
-        if suffix not in FORMATS:
-            raise InputError(f"unknown figure format {suffix or '(none)'}", path=args.output,
-                             hint=f"Name the file with one of {', '.join(FORMATS)}")
 
     curves = bandwidth_curves(
         machines, source=source, classes=classes, sizes=sizes, models=models,
@@ -115,6 +109,23 @@ def run(args: argparse.Namespace) -> int:
         plot_curves(curves, args.output, log_y=args.log_y)
         print(f"wrote {args.output}")
     return 0
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse a bad -o or --csv (extension, folder, permission) before any work, so nothing is half-written."""
+    if args.output:
+        from nodecast.report.curves_plot import FORMATS
+
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in FORMATS:
+            raise InputError(f"unknown figure format {suffix or '(none)'}", path=args.output, key="-o",
+                             hint=f"Name the file with one of {', '.join(FORMATS)}")
+        check_writable(args.output, "-o")
+    if args.csv:
+        if Path(args.csv).suffix.lower() != ".csv":
+            raise InputError(f"unknown table format {Path(args.csv).suffix or '(none)'}", path=args.csv,
+                             key="--csv", hint="Name the file with .csv")
+        check_writable(args.csv, "--csv")
 
 
 def table_sizes(sizes: np.ndarray) -> list[int]:

@@ -54,6 +54,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nodecast.fileio import check_writable
     from nodecast.machines import load_machine
     from nodecast.models.roofline import project_metrics, short_kernel_name
     from nodecast.models.sass import SassComparison
@@ -65,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
         print(NCU_COMMAND)
         return 0
     _check(args)
-    if args.output:
+    if args.output:  # every output is checked before any work, so a bad one leaves nothing behind
         check_table_path(args.output)
+        check_writable(args.output, "-o")
     models = None
     if args.models is not None:
         models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -59,7 +59,7 @@ def select_kernel(names: list[str], pattern: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nodecast.fileio import atomic_path
+    from nodecast.fileio import atomic_path, check_writable
     from nodecast.machines import load_machine
     from nodecast.models.roofline import (
         KernelInputs,
@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in FIGURE_SUFFIXES:
         raise InputError(f"cannot draw a figure as {out.suffix or 'a file without extension'}", path=out,
                          hint=f"Use one of {', '.join(FIGURE_SUFFIXES)}")
+    check_writable(out, "-o")
     source, target = load_machine(args.source), load_machine(args.target)
     metrics = read_ncu_csv(args.metrics)
     name = select_kernel(metrics.kernel_names, args.kernel)

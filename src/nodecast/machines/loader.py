@@ -32,6 +32,8 @@ from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
 
 SCHEMA_VERSION = 1
 _FIX = "Fix the machine file"
+#: Largest bandwidth a machine file may give (1 PB/s): some 30x the aggregate L1 bandwidth of an H100 (~3e13 B/s), so a larger value is a unit mistake.
+MAX_BANDWIDTH_BPS = 1e15
 
 
 class _Reader:
@@ -85,6 +87,14 @@ class _Reader:
         """A finite number > 0 (int or float)."""
         return self._number(name, required, zero_ok=False)
 
+    def bandwidth(self, name: str, *, required: bool = True) -> float | None:
+        """A bandwidth in bytes/s: a finite number > 0 and at most ``MAX_BANDWIDTH_BPS``."""
+        value = self._number(name, required, zero_ok=False)
+        if value is not None and value > MAX_BANDWIDTH_BPS:
+            raise InputError(f"{value:g} B/s is implausible (more than {MAX_BANDWIDTH_BPS:g} B/s = 1 PB/s)",
+                             path=self.path, key=self.key(name), hint="Check the unit: bandwidths are bytes/s")
+        return value
+
     def non_negative(self, name: str, *, required: bool = True) -> float | None:
         """A finite number >= 0 (a latency may be zero)."""
         return self._number(name, required, zero_ok=True)
@@ -116,7 +126,7 @@ def _cpu(r: _Reader) -> CPU:
         cores_per_socket=r.count("cores_per_socket"),  # type: ignore[arg-type]
         clock_hz=r.positive("clock_hz"),  # type: ignore[arg-type]
         memory_bytes=r.positive("memory_bytes"),  # type: ignore[arg-type]
-        memory_bandwidth_bps=r.positive("memory_bandwidth_bps"),  # type: ignore[arg-type]
+        memory_bandwidth_bps=r.bandwidth("memory_bandwidth_bps"),  # type: ignore[arg-type]
         numa_domains=r.count("numa_domains", required=False) or sockets,  # type: ignore[arg-type]
     )
 
@@ -150,7 +160,7 @@ def _gpu(r: _Reader, sockets: int) -> GPU:
         if lr is not None:
             lr.unknown_keys({"bandwidth_bps", "size_bytes"})
             levels[level] = MemoryLevel(
-                bandwidth_bps=lr.positive("bandwidth_bps", required=level == "dram"),
+                bandwidth_bps=lr.bandwidth("bandwidth_bps", required=level == "dram"),
                 size_bytes=lr.positive("size_bytes", required=False),
             )
     return GPU(
@@ -198,7 +208,7 @@ def _link(r: _Reader, endpoints: set[str]) -> Link:
         mrrs_bytes=r.count("mrrs_bytes", required=False),
         rcb_bytes=r.count("rcb_bytes", required=False),
         header_bytes=r.count("header_bytes", required=False),
-        bandwidth_bps=r.positive("bandwidth_bps", required=kind in ("nvlink-c2c", "socket-bus")),
+        bandwidth_bps=r.bandwidth("bandwidth_bps", required=kind in ("nvlink-c2c", "socket-bus")),
         latency_s=r.non_negative("latency_s", required=False),
     )
     if kind == "pcie":
@@ -251,6 +261,10 @@ def _measured(r: _Reader | None) -> Measured | None:
                   and all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in sizes + bws))
             if not ok:
                 raise c.fail("bandwidth_bps", "sizes_bytes and bandwidth_bps must be lists of positive numbers of equal length")  # type: ignore[union-attr]
+            largest = max(bws)  # type: ignore[arg-type]
+            if not all(math.isfinite(x) for x in sizes + bws) or largest > MAX_BANDWIDTH_BPS:  # type: ignore[operator]
+                raise c.fail("bandwidth_bps", f"must be finite and at most {MAX_BANDWIDTH_BPS:g} B/s = 1 PB/s "  # type: ignore[union-attr]
+                             f"(largest: {largest:g}); check the unit (bytes/s)")
             curves[klass] = Curve(tuple(map(float, sizes)), tuple(map(float, bws)))  # type: ignore[arg-type]
     g = r.sub("gpu", required=False)
     gpu_peaks: dict[str, PeakFlops] = {}
@@ -263,7 +277,7 @@ def _measured(r: _Reader | None) -> Measured | None:
         lv = g.sub("level_bandwidth_bps", required=False)
         if lv is not None:
             lv.unknown_keys(set(MEMORY_LEVELS))
-            gpu_levels = {k: lv.positive(k) for k in lv.table}  # type: ignore[misc]
+            gpu_levels = {k: lv.bandwidth(k) for k in lv.table}  # type: ignore[misc]
     facts = r.table.get("facts", {})
     if not isinstance(facts, Mapping) or not all(isinstance(v, str) for v in facts.values()):
         raise r.fail("facts", "must be a table of strings")
@@ -273,7 +287,7 @@ def _measured(r: _Reader | None) -> Measured | None:
         driver=r.string("driver", required=False),
         gpu_name=r.string("gpu_name", required=False),
         one_byte_s=per_class("one_byte_s", "positive"),
-        bandwidth_bps=per_class("bandwidth_bps", "positive"),
+        bandwidth_bps=per_class("bandwidth_bps", "bandwidth"),
         curves=curves,
         gpu_origin=gpu_origin,
         gpu_peak_flops=gpu_peaks,

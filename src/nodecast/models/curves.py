@@ -73,6 +73,8 @@ _GPU_PAIR = (TC.PEER, TC.DTOD_MANAGED)
 _UNITS = {"": 1, "b": 1, "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
           "ti": 2**40, "tib": 2**40}
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+#: Largest copy size evaluated: 1 PiB (2^50 B), far beyond any GPU's memory.
+MAX_SIZE = 2**50
 
 
 def parse_size(text: str, *, key: str = "--sizes") -> int:
@@ -80,7 +82,8 @@ def parse_size(text: str, *, key: str = "--sizes") -> int:
     m = _SIZE_RE.match(text)
     if not m:
         raise InputError(f"cannot read size {text!r}", key=key, hint="Write sizes as 4096, 64Ki, 1Mi or 1GiB")
-    value, unit = int(m.group(1)), m.group(2).lower()
+    digits, unit = m.group(1).lstrip("0") or "0", m.group(2).lower()
+    value = int(digits) if len(digits) <= 20 else MAX_SIZE + 1  # more digits are above any bound (and int())
     if unit not in _UNITS:
         raise InputError(
             f"unknown size unit {m.group(2)!r} in {text!r}", key=key,
@@ -89,6 +92,9 @@ def parse_size(text: str, *, key: str = "--sizes") -> int:
     size = value * _UNITS[unit]
     if size < 1:
         raise InputError(f"size must be at least 1 byte (got {text!r})", key=key)
+    if size > MAX_SIZE:
+        raise InputError(f"size {text!r} is above 1 PiB (2^50 B)", key=key,
+                         hint="Sizes must lie between 1 B and 1024Ti; check the unit")
     return size
 
 

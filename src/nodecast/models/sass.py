@@ -51,6 +51,8 @@ other side are reported, not weighted.
 from __future__ import annotations
 
 import csv
+import io
+import math
 import re
 import shutil
 import subprocess
@@ -248,27 +250,70 @@ def read_sass_counts(path: str | Path) -> Counts:
     CSV columns: ``function`` (name as in the SASS dump or as ncu prints
     it), ``pc_offset`` (function-relative, decimal or 0x-hex),
     ``threads_executed``, optional ``launch`` (occurrence of that kernel,
-    0-based; without it the counts are totals over all launches).
+    0-based; without it the counts are totals over all launches). Raises
+    InputError naming the file (and the line) when it cannot be read as such
+    a UTF-8 CSV or a value is not a count.
     """
     p = Path(path)
+    hint = "Give a UTF-8 CSV with columns function, pc_offset, threads_executed[, launch]"
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except FileNotFoundError:
-        raise InputError("no such file", path=p) from None
-    rows = list(csv.DictReader(text.splitlines()))
-    need = {"function", "pc_offset", "threads_executed"}
-    if not rows or not need <= set(rows[0]):
-        raise InputError(f"needs columns {', '.join(sorted(need))} (and optionally launch)", path=p)
+        raise InputError("no such file", path=p, key="--sass-counts") from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a CSV file", path=p, key="--sass-counts", hint=hint) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", path=p, key="--sass-counts") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a UTF-8 text file (undecodable byte at offset {exc.start})", path=p,
+                         key="--sass-counts", hint=hint) from None
+    need = ("function", "pc_offset", "threads_executed")
     out: Counts = {}
-    for i, r in enumerate(rows, start=2):
-        try:
-            off = int(r["pc_offset"], 0)
-            cnt = float(r["threads_executed"].replace(",", ""))
-            launch = int(r["launch"]) if r.get("launch") not in (None, "") else None
-        except ValueError:
-            raise InputError(f"bad number in {r!r}", path=p, key=f"line {i}") from None
-        out.setdefault(r["function"].strip(), {}).setdefault(launch, {})[off] = cnt
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = reader.fieldnames
+        if not header or not set(need) <= {h.strip() for h in header}:
+            raise InputError(f"needs columns {', '.join(need)} (and optionally launch)", path=p,
+                             key="--sass-counts", hint=hint)
+        reader.fieldnames = [h.strip() for h in header]
+        for r in reader:
+            line = f"line {reader.line_num}"
+            if None in r or None in r.values():
+                fields = len(header) + len(r.get(None) or []) - sum(v is None for v in r.values())
+                raise InputError(f"row has {fields} fields, the header has {len(header)}", path=p, key=line,
+                                 hint="The CSV is truncated or malformed; export it again")
+            function = r["function"].strip()
+            if not function:
+                raise InputError("empty function name", path=p, key=line)
+            off = int(_count_field(r, "pc_offset", p, line, integer=True))
+            cnt = float(_count_field(r, "threads_executed", p, line, integer=False))
+            launch = (int(_count_field(r, "launch", p, line, integer=True))
+                      if (r.get("launch") or "").strip() else None)
+            out.setdefault(function, {}).setdefault(launch, {})[off] = cnt
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV ({exc})", path=p, key=f"line {reader.line_num}", hint=hint) from None
+    if not out:
+        raise InputError("no count rows below the header", path=p, key="--sass-counts", hint=hint)
     return out
+
+
+def _count_field(row: Mapping[str, str], column: str, path: Path, line: str, *, integer: bool) -> int | float:
+    """A non-negative number of ``row[column]``: an int (decimal or 0x-hex) or a finite float."""
+    text = row[column].strip()
+    try:
+        if integer:
+            value: int | float = int(text, 16) if text.lower().startswith("0x") else int(text)
+        else:
+            value = float(text.replace(",", ""))
+    except ValueError:
+        what = "an integer (decimal or 0x-hex)" if integer else "a number"
+        raise InputError(f"{column}: {text!r} is not {what}", path=path, key=line) from None
+    if not math.isfinite(value) or value < 0:
+        what = "an integer >= 0" if integer else "a finite number >= 0"
+        raise InputError(f"{column}: must be {what} (got {text!r})", path=path, key=line)
+    return value
 
 
 # -- names ---------------------------------------------------------------------------------

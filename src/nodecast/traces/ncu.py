@@ -421,7 +421,8 @@ def read_ncu_csv(paths: str | Path | Sequence[str | Path]) -> KernelMetrics:
     if CYCLE_RATE in values:
         table["sm_clock_hz"] = values[CYCLE_RATE]
     _check_units(data, origin)
-    _check_required(table, present, values, where, notes)
+    _check_required(table, present, values, origin, where, notes)
+    _check_duration_metrics(table, values, origin)
     _check_durations(table, where)
     return KernelMetrics(table, [str(p) for p in files], present, notes)
 
@@ -481,7 +482,7 @@ def _check_units(data: list[_FileData], origin: dict[str, Path]) -> None:
 
 
 def _check_required(table: pd.DataFrame, present: frozenset[str], values: dict[str, np.ndarray],
-                    where: str, notes: list[str]) -> None:
+                    origin: dict[str, Path], where: str, notes: list[str]) -> None:
     for metric, what in ((L1_BYTES, "bytes at L1"), (L2_BYTES, "bytes at L2"), (DRAM_BYTES, "bytes at DRAM")):
         if metric not in present:
             raise InputError(f"missing metric {metric} (the roofline model needs the {what}, eqs. 4-10)",
@@ -509,8 +510,9 @@ def _check_required(table: pd.DataFrame, present: frozenset[str], values: dict[s
         bad = ~np.isfinite(values[metric]) | (values[metric] < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"no valid value ({values[metric][i]!r}) for launch {_who(table, i)}",
-                             path=where, key=metric, hint="Profile that launch again")
+            raise InputError(f"no valid value for launch {_who(table, i)}: it has {_plain(values[metric][i])}, "
+                             "not a finite number >= 0", path=origin[metric], key=metric,
+                             hint="Profile that launch again")
     if SHARED_BYTES not in present:
         notes.append(f"no shared-memory metric ({SHARED_BYTES}): shared-memory traffic taken as 0 "
                      "(eqs. 5-6 without the shared term)")
@@ -536,12 +538,30 @@ def _who(table: pd.DataFrame, i: int) -> str:
     return f"ID {table['id'].iat[i]} ({short!r}, occurrence {table['occurrence'].iat[i]})"
 
 
+def _plain(x: float) -> str:
+    """A metric value for messages: ``value 0``, ``value -770.87``, ``value inf``, or NaN's ``no number (...)``."""
+    x = float(x)
+    return "no number (the cell is empty, n/a or text)" if math.isnan(x) else f"value {x:g}"
+
+
+def _check_duration_metrics(table: pd.DataFrame, values: dict[str, np.ndarray], origin: dict[str, Path]) -> None:
+    """The first launch whose duration metric (or cycles, or cycle rate) is not a finite number > 0, by file and metric."""
+    for metric in (DURATION,) if DURATION in values else (CYCLES, CYCLE_RATE):
+        v = values[metric]
+        bad = ~np.isfinite(v) | (v <= 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"launch {_who(table, i)} has {_plain(v[i])}; durations must be > 0 and finite",
+                             path=origin[metric], key=metric,
+                             hint="Profile that launch again; a zero or missing duration cannot be projected")
+
+
 def _check_durations(table: pd.DataFrame, where: str) -> None:
     d = table["duration_s"].to_numpy()
     bad = ~np.isfinite(d) | (d <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"launch {_who(table, i)} has duration {d[i]!r} s; durations must be > 0",
+        raise InputError(f"launch {_who(table, i)} has duration {float(d[i]):g} s; durations must be > 0",
                          path=where, key="duration",
                          hint="Profile again; a zero duration cannot be projected")
 
