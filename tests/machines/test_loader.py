@@ -289,3 +289,10 @@ def test_machine_from_dict_uses_given_path():
     with pytest.raises(InputError) as info:
         machine_from_dict(data, "inline.toml")
     assert info.value.message.startswith("inline.toml: gpu.sms: must be a positive integer")
+
+
+def test_empty_machine_file_says_empty(tmp_path):
+    path = tmp_path / "empty.toml"
+    path.write_text("\n  \n")
+    with pytest.raises(InputError, match="is empty"):
+        load_machine_file(path)

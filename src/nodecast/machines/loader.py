@@ -350,6 +350,8 @@ def load_machine_file(path: str | Path) -> Machine:
         raise InputError("no such file", path=path, hint="Give a catalogue name (nodecast machines list) or a TOML path") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read machine file ({exc})", path=path) from None
+    if not text.strip():
+        raise InputError("is empty", path=path, hint="A machine file starts with schema_version = 1; see nodecast machines show h100-sxm5-server")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
