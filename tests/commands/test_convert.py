@@ -61,6 +61,7 @@ def test_convert_real_trace(capsys, shared_traces, tmp_path):
         (["convert", SAMPLE, "-o", "OUT.txt"], ("unsupported output extension '.txt'", ".parquet, .arrow or .csv")),
         (["convert", "MISSING.sqlite", "-o", "OUT.parquet"], ("MISSING.sqlite", "no such file")),
         (["convert", "sample:nope", "-o", "OUT.parquet"], ("no sample trace named 'nope'", "Available samples")),
+        (["convert", SAMPLE, "-o", "OUT/missing/t.parquet"], ("-o: folder does not exist",)),
     ],
 )
 def test_user_errors(capsys, tmp_path, argv, fragments):

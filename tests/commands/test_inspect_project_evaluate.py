@@ -171,3 +171,36 @@ def test_console_script_exit_code_and_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "nope.sqlite" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["project", TITAN_PINNED, "--from", "titan", "--to", "summit", "-o", "OK/ops.csv",
+          "--summary", "MISSING/summary.csv"], "--summary"),
+        (["project", TITAN_PINNED, "--from", "titan", "--to", "summit", "-o", "MISSING/ops.csv", "--summary", "OK/s.csv"], "-o"),
+        (["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit", "--png", "OK/box.png",
+          "-o", "OK/ops.csv", "--table", "MISSING/wmape.csv"], "--table"),
+        (["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit", "--table", "OK/wmape.csv",
+          "--png", "MISSING/box.png"], "--png"),
+        (["inspect", TITAN_PINNED, "--png", "MISSING/dist.png"], "--png"),
+    ],
+)
+def test_bad_later_output_writes_nothing(tmp_path, capsys, argv, option):
+    """A bad output path fails before any work: one line naming the option, and no other output written
+    (the first output used to be written, then a second error line appeared)."""
+    argv = [a.replace("OK", str(tmp_path)).replace("MISSING", str(tmp_path / "missing")) for a in argv]
+    assert main(argv) == 2
+    line = _one_error_line(capsys)
+    assert f": {option}: " in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_project_huge_bytes_is_one_line(tmp_path, capsys):
+    """A Kineto copy of 10**40 bytes is one error line from project (it was an OverflowError traceback)."""
+    event = {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
+             "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 1, "bytes": 10**40}}
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps({"traceEvents": [event]}))
+    assert main(["project", str(path), "--from", "titan", "--to", "summit"]) == 2
+    assert "huge.json: args.bytes: out of range" in _one_error_line(capsys)

@@ -183,3 +183,115 @@ def test_us_text_to_ns_rejects_garbage():
 def test_parse_memcpy_name(name, expected):
     """Copy names decode into direction and memory kinds; array copies keep ARRAY on the array side."""
     assert parse_memcpy_name(name) == expected
+
+
+# -- bad values: one InputError naming the field, never a traceback or a silent default ---------------------
+
+
+def _copy_event(args: dict | None = None, **changes: object) -> dict:
+    """A Kineto memcpy event as PyTorch writes it, with ``changes`` and ``args`` changes applied (None deletes a key)."""
+    event = {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
+             "ts": 1000, "dur": 12, "args": {"device": 0, "stream": 7, "correlation": 14, "bytes": 92928}}
+    for target, edits in ((event, changes), (event["args"], args or {})):
+        for key, value in edits.items():
+            if value is None:
+                target.pop(key, None)
+            else:
+                target[key] = value
+    return event
+
+
+def _write(tmp_path: Path, events: list[dict], text: str | None = None) -> Path:
+    """A Kineto JSON file holding ``events`` (or the raw ``text``)."""
+    path = tmp_path / "trace.json"
+    path.write_text(text if text is not None else json.dumps({"traceEvents": events}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"bytes": 10**40}, rf"args\.bytes: out of range .* in 1 of 2 GPU events \(first: {10**40}\)"),
+        ({"bytes": -100}, r"args\.bytes: negative in 1 of 2 GPU events \(first: -100\)"),
+        ({"bytes": "lots"}, r"args\.bytes: not a number in 1 of 2 GPU events \(first: 'lots'\)"),
+        ({"device": 70000}, r"args\.device \(or pid\): out of range \(nodecast keeps it in -32768\.\.32767\)"),
+        ({"correlation": 10**40}, r"args\.correlation: out of range"),
+        ({"grid": [10**40, 1, 1]}, r"args\.grid: out of range"),
+    ],
+)
+def test_bad_integer_fields_are_refused(tmp_path, args, message):
+    """A byte count that is huge, negative or text, or any integer too large for its column, is one InputError
+    (it was an OverflowError traceback, or a copy of 0 B)."""
+    path = _write(tmp_path, [_copy_event(), _copy_event(ts=2000, args=args)])
+    with pytest.raises(InputError, match=message):
+        read_kineto(path)
+
+
+def test_absent_fields_keep_their_defaults():
+    """The documented fallbacks stay: no args -> bytes 0, device/stream from pid/tid; a text device falls back too."""
+    no_args = _copy_event(ts=50)
+    del no_args["args"]
+    trace = kineto_from_document([_copy_event(args={"bytes": None, "device": "gpu"}), no_args])
+    assert trace["bytes"].tolist() == [0, 0]
+    assert trace["device"].tolist() == [0, 0] and trace["stream"].tolist() == [7, 7]
+
+
+@pytest.mark.parametrize(
+    ("dur", "message"),
+    [
+        ("NaN", r"dur: not finite in 1 of 2 GPU events \(first: 'nan'\)"),
+        ("Infinity", r"dur: not finite"),
+        ('"abc"', r"dur: not a number in 1 of 2 GPU events \(first: 'abc'\)"),
+        ("1e308", r"dur: out of range \(nodecast reads up to .* us\) in 1 of 2 GPU events \(first: '1e308'\)"),
+        (str(10**30), r"dur: out of range"),
+        ("-5", r"dur: negative in 1 of 2 GPU events \(first: -5 us\)"),
+    ],
+)
+def test_bad_durations_name_the_field(tmp_path, dur, message):
+    """A dur that is NaN, infinite, text, huge or negative is an InputError naming dur and what is wrong
+    (it read 'a timestamp is not a number', or a transfer time of -5 us)."""
+    text = json.dumps({"traceEvents": [_copy_event(), _copy_event(ts=2000, dur="@@")]}).replace('"@@"', dur)
+    with pytest.raises(InputError, match=message):
+        read_kineto(_write(tmp_path, [], text))
+
+
+def test_bad_timestamp_names_ts(tmp_path):
+    """A text ts is refused naming ts."""
+    with pytest.raises(InputError, match=r"ts: not a number in 1 of 2 GPU events \(first: 'x'\)"):
+        read_kineto(_write(tmp_path, [_copy_event(), _copy_event(ts="x")]))
+
+
+@pytest.mark.parametrize("field", ["dur", "ts"])
+def test_gpu_work_without_times_is_refused(tmp_path, field):
+    """A kernel, memcpy or memset event without ts or dur is refused (it became a 0 s op)."""
+    with pytest.raises(InputError, match=rf"{field}: missing in 1 of 2 GPU events \(first: gpu_memcpy"):
+        read_kineto(_write(tmp_path, [_copy_event(), _copy_event(**{field: None})]))
+
+
+def test_sync_without_dur_still_loads():
+    """A cuda_sync event without dur keeps 0 s, as before: syncs are never projected."""
+    sync = {"ph": "X", "cat": "cuda_sync", "name": "Device Synchronize", "pid": 0, "tid": 7, "ts": 30}
+    trace = kineto_from_document([_copy_event(), sync])
+    assert trace.counts() == {"memcpy": 1, "sync": 1}
+
+
+def test_deeply_nested_json(tmp_path):
+    """100,000 nested brackets are an InputError, not a RecursionError traceback."""
+    with pytest.raises(InputError, match="nested too deeply"):
+        read_kineto(_write(tmp_path, [], "[" * 100_000 + "]" * 100_000))
+
+
+def test_empty_gzip(tmp_path):
+    """A gzip file holding nothing says so, rather than 'invalid JSON at line 1'."""
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(b""))
+    with pytest.raises(InputError, match="empty once decompressed"):
+        read_kineto(path)
+
+
+@pytest.mark.parametrize(("values", "reason"), [([10**19], "out of range"), (["nan"], "not finite"),
+                                                 (["1e400"], "out of range"), ([True], "not a number")])
+def test_us_text_to_ns_reasons(values, reason):
+    """us_text_to_ns says why a value cannot be converted (never wraps a huge one silently)."""
+    with pytest.raises(ValueError, match=reason):
+        us_text_to_ns(["1", *values])

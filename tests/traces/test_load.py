@@ -71,6 +71,16 @@ def test_not_a_trace_format(tmp_path):
         load_trace(path)
 
 
+@pytest.mark.parametrize("name", ["trace", "trace.json", "trace.sqlite", "trace.nvvp", "trace.parquet", "trace.csv"])
+def test_empty_file_says_empty(tmp_path, name):
+    """A 0-byte file is reported as empty (usually an interrupted write), not as an unknown format."""
+    path = tmp_path / name
+    path.write_bytes(b"")
+    with pytest.raises(InputError, match=r"the file is empty \(0 bytes\)") as info:
+        load_trace(path)
+    assert "not a trace format" not in info.value.message
+
+
 def test_nsys_report_gets_export_hint(tmp_path):
     """An .nsys-rep file (not SQLite) gets the `nsys export` command as the hint."""
     path = tmp_path / "report1.nsys-rep"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nodecast.errors import InputError
 from nodecast.traces import _sqlite
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.nsys import read_nsys
@@ -218,3 +219,88 @@ def test_reading_leaves_no_files_beside_the_input(shared_traces, tmp_path):
     before = sorted(tmp_path.iterdir())
     read_nsys(path)
     assert sorted(tmp_path.iterdir()) == before
+
+
+# -- bad values: one InputError naming table and column -------------------------------------------------------
+
+_KERNEL_COLS = "start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, correlationId INTEGER, " \
+               "demangledName INTEGER, shortName INTEGER"
+_MEMCPY_COLS = "start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, correlationId INTEGER, " \
+               "bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER"
+
+
+def small_export(path: Path, kernels: list[tuple], copies: list[tuple], memcpy_cols: str = _MEMCPY_COLS) -> Path:
+    """A minimal nsys export: StringIds, KERNEL and MEMCPY tables with the given rows."""
+    con = sqlite3.connect(path)
+    with con:
+        con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+        con.execute("INSERT INTO StringIds VALUES (1, 'k(int)')")
+        con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL ({_KERNEL_COLS})")
+        con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY ({memcpy_cols})")
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, ?, ?, ?, ?)", kernels)
+        marks = ", ".join("?" * len(memcpy_cols.split(",")))
+        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES ({marks})", copies)
+    con.close()
+    return path
+
+
+GOOD_KERNELS = [(100, 200, 0, 7, 1, 1, 1), (300, 400, 0, 7, 2, 1, 1)]
+GOOD_COPIES = [(10, 50, 0, 7, 3, 4096, 1, 0, 2), (60, 90, 0, 7, 4, 4096, 2, 2, 0)]
+
+
+@pytest.fixture(params=[True, False], ids=["adbc", "sqlite3"])
+def both_paths(request, monkeypatch):
+    """Run a test through the ADBC bulk path and the sqlite3 fallback."""
+    monkeypatch.setattr(_sqlite, "USE_ADBC", request.param)
+
+
+def test_small_export_loads(tmp_path, both_paths):
+    """The hand-made export the bad-value tests start from is read as 2 kernels and 2 copies."""
+    trace = read_nsys(small_export(tmp_path / "ok.sqlite", GOOD_KERNELS, GOOD_COPIES))
+    assert trace.counts() == {"kernel": 2, "memcpy": 2}
+    assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == [4096, 4096]
+
+
+def test_negative_durations_are_refused(tmp_path, both_paths):
+    """Copies that end before they start are an error counting them (inspect showed 'transfer time -600 us')."""
+    copies = [(10, 50, 0, 7, 3, 4096, 1, 0, 2), (600, 0, 0, 7, 4, 4096, 2, 2, 0)]
+    path = small_export(tmp_path / "neg.sqlite", GOOD_KERNELS, copies)
+    with pytest.raises(InputError, match=r"neg\.sqlite: 1 of 4 GPU ops end before they start \(1 memcpy; first: "
+                                         r"memcpy starting at 600 ns, duration -600 ns\)"):
+        read_nsys(path)
+
+
+def test_negative_bytes_are_refused(tmp_path, both_paths):
+    """A copy of a negative number of bytes is an error."""
+    copies = [(10, 50, 0, 7, 3, -4096, 1, 0, 2), *GOOD_COPIES[1:]]
+    with pytest.raises(InputError, match=r"1 of 4 GPU ops have a negative byte count \(1 memcpy"):
+        read_nsys(small_export(tmp_path / "neg.sqlite", GOOD_KERNELS, copies))
+
+
+def test_missing_bytes_column_is_refused(tmp_path, both_paths):
+    """A MEMCPY table without its bytes column names table and column (every copy read as 0 B)."""
+    cols = _MEMCPY_COLS.replace("bytes INTEGER, ", "")
+    copies = [row[:5] + row[6:] for row in GOOD_COPIES]
+    path = small_export(tmp_path / "drop.sqlite", GOOD_KERNELS, copies, memcpy_cols=cols)
+    with pytest.raises(InputError, match=r"drop\.sqlite: CUPTI_ACTIVITY_KIND_MEMCPY: the table has no bytes column"):
+        read_nsys(path)
+
+
+@pytest.mark.parametrize(("table", "row", "column"), [
+    ("KERNEL", (100, "y", 0, 7, 1, 1, 1), "CUPTI_ACTIVITY_KIND_KERNEL.end"),
+    ("MEMCPY", (10, 50, 0, 7, 3, "abc", 1, 0, 2), "CUPTI_ACTIVITY_KIND_MEMCPY.bytes"),
+])
+def test_text_in_a_numeric_column_names_it(tmp_path, both_paths, table, row, column):
+    """Text where a number belongs names the column (it said the table 'changed while it was read')."""
+    kernels = [row, *GOOD_KERNELS] if table == "KERNEL" else GOOD_KERNELS
+    copies = [row, *GOOD_COPIES] if table == "MEMCPY" else GOOD_COPIES
+    with pytest.raises(InputError, match=rf"{column}: 1 rows hold text where a number belongs") as info:
+        read_nsys(small_export(tmp_path / "text.sqlite", kernels, copies))
+    assert "changed while it was read" not in info.value.message
+
+
+def test_device_id_beyond_int16_is_refused(tmp_path, both_paths):
+    """A deviceId that does not fit the int16 column is an error, not a silently wrapped device."""
+    kernels = [(100, 200, 70000, 7, 1, 1, 1)]
+    with pytest.raises(InputError, match=r"CUPTI_ACTIVITY_KIND_KERNEL\.deviceId: value 70000 is out of range"):
+        read_nsys(small_export(tmp_path / "dev.sqlite", kernels, GOOD_COPIES))

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nodecast.errors import InputError
 from nodecast.traces import _sqlite
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.nvprof import read_nvprof
@@ -190,3 +191,49 @@ def test_adbc_and_sqlite3_paths_agree(shared_traces, monkeypatch):
     assert fast.names == slow.names
     for name, column in fast.columns.items():
         np.testing.assert_array_equal(column, slow[name], err_msg=name)
+
+
+# -- bad values in the shipped sample: one InputError naming table and column ----------------------------------
+
+SAMPLE = "nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x.nvvp"
+
+
+def edited_sample(tmp_path: Path, *statements: str) -> Path:
+    """A copy of the shipped nvprof sample with SQL ``statements`` applied."""
+    from importlib import resources
+
+    path = tmp_path / "edited.nvvp"
+    path.write_bytes((resources.files("nodecast") / "data" / "samples" / SAMPLE).read_bytes())
+    con = sqlite3.connect(path)
+    with con:
+        for statement in statements:
+            con.execute(statement)
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("adbc", [True, False], ids=["adbc", "sqlite3"])
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ('UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET "end" = start - 600 WHERE _id_ % 100 = 0',
+         r"edited\.nvvp: 29 of 2,929 GPU ops end before they start \(29 memcpy; first: memcpy .* duration -600 ns\)"),
+        ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = -1 WHERE _id_ % 100 = 0",
+         r"29 of 2,929 GPU ops have a negative byte count \(29 memcpy; first: .* bytes -1 B\)"),
+        ("ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN bytes",
+         r"CUPTI_ACTIVITY_KIND_MEMCPY: the table has no bytes column"),
+        ("ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN copyKind",
+         r"CUPTI_ACTIVITY_KIND_MEMCPY: the table has no copyKind column"),
+        ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = 'x' WHERE _id_ % 100 = 0",
+         r"CUPTI_ACTIVITY_KIND_MEMCPY\.start: 29 rows hold text where a number belongs \(first: 'x'\)"),
+        ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 40000 WHERE _id_ = 5",
+         r"CUPTI_ACTIVITY_KIND_MEMCPY\.deviceId: value 40000 is out of range"),
+    ],
+    ids=["negative-duration", "negative-bytes", "no-bytes", "no-copyKind", "text", "device-beyond-int16"],
+)
+def test_bad_values_are_refused(tmp_path, monkeypatch, adbc, statement, message):
+    """Damaged values or a dropped column give one InputError that says what is wrong (they loaded silently:
+    negative times, 0 B copies, wrapped device ids, or 'table changed while it was read')."""
+    monkeypatch.setattr(_sqlite, "USE_ADBC", adbc)
+    with pytest.raises(InputError, match=message):
+        read_nvprof(edited_sample(tmp_path, statement))

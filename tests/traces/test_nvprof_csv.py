@@ -141,3 +141,44 @@ def test_api_trace_blocks_are_ignored(tmp_path):
     trace = read_nvprof_csv(path)
     assert trace.counts() == {"kernel": 1}
     assert any("API-trace rows" in n for n in trace.meta.notes)
+
+
+# -- truncated or damaged files ------------------------------------------------------------------------------
+
+_HEADER = ('"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+           '"Static SMem","Dynamic SMem","Size","Throughput","Device","Context","Stream","Name"\n'
+           "s,s,,,,,,,,B,B,MB,GB/s,,,,\n")
+_COPY = '1.996763,2.821508e-03,,,,,,,,,,16.000000,5.537819,"Tesla K40c (0)","1","7","[CUDA memcpy HtoD]"\n'
+_KERNEL = '1.999590,6.656000e-05,16384,1,1,256,1,1,8,0,0,,,"Tesla K40c (0)","1","7","VecAdd(float*, float*, int) [97]"\n'
+
+
+def test_small_file_loads(tmp_path):
+    """The file the truncation tests cut short loads whole: one copy, one kernel."""
+    path = tmp_path / "ok.csv"
+    path.write_text(_HEADER + _COPY + _KERNEL)
+    assert read_nvprof_csv(path).counts() == {"kernel": 1, "memcpy": 1}
+
+
+@pytest.mark.parametrize(
+    ("cut", "reason"),
+    [
+        (len(_COPY) - 20, "ends inside a quoted field"),
+        (12, "has 2 of the header's 17 fields"),
+    ],
+)
+def test_truncated_file_is_refused(tmp_path, cut, reason):
+    """A file cut inside its last row is an error giving the line (the row was silently dropped or shortened)."""
+    path = tmp_path / "cut.csv"
+    path.write_text("==1== NVPROF is profiling\n" + _HEADER + _KERNEL + _COPY[:cut])
+    with pytest.raises(InputError, match=rf"cut\.csv: the file looks truncated: its last row \(line 5\) {reason}"):
+        read_nvprof_csv(path)
+
+
+@pytest.mark.parametrize(("duration", "message"), [("inf", "Duration is out of range: 'inf'"),
+                                                    ("-0.5", r"1 of 1 GPU ops end before they start")])
+def test_bad_duration(tmp_path, duration, message):
+    """An infinite duration is an InputError (it was an OverflowError traceback); a negative one too."""
+    path = tmp_path / "bad.csv"
+    path.write_text(_HEADER + _COPY.replace("2.821508e-03", duration))
+    with pytest.raises(InputError, match=message):
+        read_nvprof_csv(path)

@@ -132,3 +132,35 @@ def test_truncated_arrow_file_is_a_clear_error(tmp_path):
     path.write_bytes(path.read_bytes()[: 4096])
     with pytest.raises(InputError, match="t.arrow"):
         load_trace(path)
+
+
+def _edited(tmp_path: Path, name: str, values: pa.Array) -> Path:
+    """A Parquet file written by nodecast with column ``name`` replaced by ``values`` (metadata kept)."""
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    table = pq.read_table(out)
+    i = table.schema.get_field_index(name)
+    table = table.set_column(i, pa.field(name, values.type), values).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(table, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "message"),
+    [
+        ("src_mem", lambda n: pa.array(["x"] * n), r"column 'src_mem' holds string values where int8 integers belong"),
+        ("bytes", lambda n: pa.array([1.5] * n), r"column 'bytes' holds double values"),
+        ("device", lambda n: pa.array([70000] * n, pa.int64()), r"column 'device' holds values out of range for int16"),
+        ("start_ns", lambda n: pa.array([2**64 - 1] * n, pa.uint64()), r"column 'start_ns' holds values out of range"),
+        ("kind", lambda n: pa.array([9] * n, pa.int8()), r"column 'kind' holds codes outside 0\.\.3 \(OpKind\)"),
+        ("end_ns", lambda n: pa.array([0] * n, pa.int64()), r"2,929 of 2,929 GPU ops end before they start"),
+        ("bytes", lambda n: pa.array([-1] * n, pa.int64()), r"GPU ops have a negative byte count"),
+    ],
+    ids=["string", "double", "device-beyond-int16", "uint64-max", "kind-code", "negative-duration", "negative-bytes"],
+)
+def test_edited_columns_are_refused(tmp_path, name, make, message):
+    """A nodecast Parquet file with a column of the wrong type or impossible values is one InputError naming
+    the column (a string column was a ValueError traceback; wide values wrapped silently)."""
+    path = _edited(tmp_path, name, make(2929))
+    with pytest.raises(InputError, match=message):
+        load_trace(path)

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from nodecast.errors import InputError
+from nodecast.fileio import check_writable
 from nodecast.traces.load import load_trace
 from nodecast.traces.parquet import to_csv, write_arrow, write_parquet
 from nodecast.traces.trace import Trace
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
             path=out,
             hint="Name the output .parquet, .arrow or .csv",
         )
+    check_writable(out, "-o")  # a missing folder fails now, not after reading a large trace
     trace = load_trace(args.trace)
     writer(trace, out)
     print(f"wrote {out}: {len(trace)} ops ({summary(trace)}) from {trace.meta.format} {trace.meta.source}")

@@ -26,14 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nodecast.fileio import check_writable
     from nodecast.report.export import check_table_path, write_table
     from nodecast.report.figures import check_figure_path
 
-    for out in (args.output, args.table):
+    # Every output is checked before any work, so that a bad later path cannot
+    # leave an earlier output written (and two lines on stderr).
+    for option, out, check in (("--png", args.png, check_figure_path), ("-o", args.output, check_table_path),
+                               ("--table", args.table, check_table_path)):
         if out:
-            check_table_path(out)
-    if args.png:
-        check_figure_path(args.png)
+            check(out)
+            check_writable(out, option)
     source, target = common.machines(args)
     a = common.trace(args.trace_a)
     b = common.trace(args.trace_b)

@@ -24,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.png:
+        from nodecast.fileio import check_writable
         from nodecast.report.figures import check_figure_path
 
         check_figure_path(args.png)  # fail before the work, not after
+        check_writable(args.png, "--png")
     tr = load(args.trace)
     ch = characterize(tr)
     if args.json:

@@ -40,13 +40,17 @@ def list_models(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from nodecast.errors import InputError
+    from nodecast.fileio import check_writable
     from nodecast.report.export import check_table_path, write_table
 
     if not args.trace:
         raise InputError("missing TRACE argument", key="project", hint="nodecast project TRACE --from A --to B")
-    for out in (args.output, args.summary):
+    # Every output is checked before any work, so that a bad second path cannot
+    # leave the first output written (and two lines on stderr).
+    for option, out in (("-o", args.output), ("--summary", args.summary)):
         if out:
             check_table_path(out)
+            check_writable(out, option)
     source, target = common.machines(args)
     tr = common.trace(args.trace)
     proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args))

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nodecast.traces.kinds import CopyKind, MemKind
+from nodecast.errors import InputError
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import _DEFAULTS, COLUMNS, Trace, TraceMeta
 
 # Reusing trace.py's defaults keeps one definition of "absent" per column.
@@ -26,11 +27,13 @@ def allocate(n: int) -> dict[str, np.ndarray]:
 
 
 def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Trace:
-    """Sort the buffers by (device, start_ns) in place, column by column, and build the Trace.
+    """Check the values (``check_ops``), sort the buffers by (device, start_ns) in place,
+    column by column, and build the Trace.
 
     Permuting one column at a time keeps the extra memory to one column plus
     the order, where ``Trace.from_columns`` would copy every column at once.
     """
+    check_ops(cols, meta.source)
     n = len(cols["kind"])
     if n > 1:
         order = np.lexsort((cols["start_ns"], cols["device"]))
@@ -39,6 +42,38 @@ def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Tr
                 cols[name] = cols[name][order]
         del order
     return Trace.from_columns(cols, names, meta, sort=False)
+
+
+def check_ops(cols: dict[str, np.ndarray], path: str | None) -> None:
+    """InputError naming how many ops (and of which kinds) end before they start or move a
+    negative number of bytes.
+
+    No profiler writes either; they come from a damaged or edited file, and a
+    negative time or size would flow silently into every table and model
+    (``transfer time -600 us``). Two vectorized passes over the columns.
+    """
+    n = len(cols["kind"])
+    checks = (
+        (cols["end_ns"] < cols["start_ns"], "end before they start", "duration"),
+        (cols["bytes"] < 0, "have a negative byte count", "bytes"),
+    )
+    for bad, what, shown in checks:
+        count = int(np.count_nonzero(bad))
+        if not count:
+            continue
+        per_kind = np.bincount(cols["kind"][bad].astype(np.intp), minlength=len(OpKind))
+        kinds = ", ".join(f"{c:,} {OpKind(k).name.lower()}" for k, c in enumerate(per_kind) if c)
+        i = int(np.argmax(bad))
+        value = (
+            f"{int(cols['end_ns'][i]) - int(cols['start_ns'][i])} ns" if shown == "duration"
+            else f"{int(cols['bytes'][i])} B"
+        )
+        first = f"{OpKind(int(cols['kind'][i])).name.lower()} starting at {int(cols['start_ns'][i])} ns, {shown} {value}"
+        raise InputError(
+            f"{count:,} of {n:,} GPU ops {what} ({kinds}; first: {first})",
+            path=path or None,
+            hint="The file is damaged or was edited; export or record the trace again",
+        )
 
 
 def intern_ids(ids: np.ndarray, lookup: dict[int, str]) -> tuple[np.ndarray, list[str]]:

@@ -10,11 +10,14 @@ the ``sqlite3`` module on a 2-million-row kernel table (2.6 s against 6.4 s
 for 12 columns on this 2-core machine; a 10-million-copy nvprof file loads in
 29 s against 52 s, peak memory about 140 B per op either way). Without it,
 ``sqlite3`` rows are converted in chunks with ``np.fromiter``; both paths give
-identical arrays.
+identical arrays. Text where a number belongs, and numbers too large for
+their column (a device id beyond int16), are InputErrors naming table and
+column; the ADBC path leaves their diagnosis to the sqlite3 path.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -114,6 +117,24 @@ class SqliteExport:
             self._columns[table] = {r[1] for r in info}
         return self._columns[table]
 
+    def require(self, table: str, *names: str) -> None:
+        """InputError naming the columns of ``names`` that ``table`` lacks.
+
+        For columns without which the table's rows mean nothing (times, the
+        bytes of a copy): reading them as a default would give silently wrong
+        results (every copy 0 B), where ``col`` is for columns that older
+        schemas really lack.
+        """
+        missing = [c for c in names if c not in self.columns(table)]
+        if missing:
+            plural = "s" if len(missing) > 1 else ""
+            raise InputError(
+                f"the table has no {', '.join(missing)} column{plural}, which nodecast needs",
+                path=self.path,
+                key=table,
+                hint="The export is incomplete or was edited; export the profile again",
+            )
+
     def col(self, table: str, name: str, default: int = -1) -> str:
         """SQL for a column that older schemas may lack: its quoted name, or ``default`` when absent."""
         return f'"{name}"' if name in self.columns(table) else str(int(default))
@@ -179,6 +200,7 @@ class SqliteExport:
         CUPTI activity tables share), plus ``extra`` (SQL, default, buffer)
         triples. ``stream_sql`` overrides the stream expression.
         """
+        self.require(table, "start", "end")
         exprs = [
             ("start", 0),
             ('"end"', 0),
@@ -205,6 +227,8 @@ class SqliteExport:
         Each expression is wrapped in ``coalesce(expr, default)`` so that NULLs
         become the given default; values are cast to each buffer's dtype on
         assignment. The buffers must be exactly as long as the query's result.
+        Text where a number belongs, or a number too large for its buffer
+        (a device id beyond int16), is an InputError naming table and column.
         """
         select = ", ".join(f"coalesce({e}, {int(d)})" for e, d in exprs)
         sql = f'SELECT {select} FROM "{table}"' + (f" WHERE {where}" if where else "")
@@ -219,13 +243,60 @@ class SqliteExport:
                 got = -1
             if got == n:
                 return
-        got = self._read_sqlite3(sql, outs)
+        try:
+            got = self._read_sqlite3(sql, outs)
+        except _OutOfRange as exc:
+            expr = exprs[exc.index][0]
+            info = np.iinfo(outs[exc.index].dtype)
+            raise InputError(
+                f"value {exc.value} is out of range (nodecast keeps this field in {info.min}..{info.max})",
+                path=self.path,
+                key=f"{table}.{'/'.join(self._columns_in(table, expr)) or expr}",
+                hint="The export is damaged or was edited; export the profile again",
+            ) from None
         if got != n:
+            # Both a short read and a non-integer value end the read early: name the
+            # column when a value is the cause, rather than blame a concurrent writer.
+            self._check_numeric(table, exprs)
+            if got < 0:
+                raise InputError(
+                    "unexpected non-integer value in the database",
+                    path=self.path,
+                    key=table,
+                    hint="The export may be damaged; export it again",
+                )
             raise InputError(
                 f"table {table} changed while it was read ({got} rows, expected {n})",
                 path=self.path,
                 hint="Read a copy of the file that no process is writing",
             )
+
+    def _columns_in(self, table: str, expr: str) -> list[str]:
+        """The table's columns an SQL expression reads, by name (for error messages)."""
+        return sorted(c for c in self.columns(table) if re.search(rf"\b{re.escape(c)}\b", expr))
+
+    def _check_numeric(self, table: str, exprs: Sequence[tuple[str, int]]) -> None:
+        """InputError naming the first column read by ``exprs`` that holds text or a blob.
+
+        Only called after a read failed, so the extra queries cost nothing on good files.
+        """
+        seen: set[str] = set()
+        for expr, _ in exprs:
+            for column in self._columns_in(table, expr):
+                if column in seen:
+                    continue
+                seen.add(column)
+                count, first = self.rows(
+                    f'SELECT count(*), min(quote("{column}")) FROM "{table}" '
+                    f"WHERE typeof(\"{column}\") IN ('text', 'blob')"
+                )[0]
+                if count:
+                    raise InputError(
+                        f"{count:,} rows hold text where a number belongs (first: {first})",
+                        path=self.path,
+                        key=f"{table}.{column}",
+                        hint="The export is damaged or was edited; export the profile again",
+                    )
 
     def _read_adbc(self, dbapi: ModuleType, sql: str, outs: Sequence[np.ndarray]) -> int:
         if self._adbc_con is None:
@@ -244,13 +315,18 @@ class SqliteExport:
                     col = batch.column(j)
                     if col.null_count:  # cannot happen after coalesce; never trust a NaN cast
                         return -1
-                    out[i : i + m] = col.to_numpy(zero_copy_only=False)
+                    values = col.to_numpy(zero_copy_only=False)
+                    if values.dtype != np.int64 or not _fits(values, out.dtype):
+                        return -1  # text, reals or out-of-range values: the sqlite3 path reports them
+                    out[i : i + m] = values
                 i += m
             return i
         finally:
             cur.close()
 
     def _read_sqlite3(self, sql: str, outs: Sequence[np.ndarray]) -> int:
+        """Rows read into ``outs``: fewer than asked when the query ended early, -1 on a
+        value numpy cannot make an integer of; ``_OutOfRange`` when one does not fit its buffer."""
         n = len(outs[0])
         dtype = np.dtype([(f"c{j}", np.int64) for j in range(len(outs))])
         i = 0
@@ -259,19 +335,36 @@ class SqliteExport:
             while i < n:
                 try:
                     chunk = np.fromiter(cur, dtype=dtype, count=min(_CHUNK_ROWS, n - i))
-                except ValueError:  # fewer rows than counted
+                except ValueError:  # fewer rows than counted, or text numpy cannot parse
                     return i
-                except TypeError as exc:  # a non-integer value in an integer column
-                    raise InputError(
-                        f"unexpected non-integer value in the database ({exc})",
-                        path=self.path,
-                        hint="The export may be damaged; export it again",
-                    ) from None
+                except (TypeError, OverflowError):  # a blob, or a real beyond int64
+                    return -1
                 m = len(chunk)
                 for j, out in enumerate(outs):
-                    out[i : i + m] = chunk[f"c{j}"]
+                    values = chunk[f"c{j}"]
+                    if not _fits(values, out.dtype):
+                        info = np.iinfo(out.dtype)
+                        raise _OutOfRange(j, int(values[(values < info.min) | (values > info.max)][0]))
+                    out[i : i + m] = values
                 i += m
                 if m == 0:
                     break
             extra = cur.fetchone()
         return i if extra is None else i + 1
+
+
+class _OutOfRange(Exception):
+    """Value ``value`` of expression ``index`` does not fit the buffer it is read into."""
+
+    def __init__(self, index: int, value: int) -> None:
+        super().__init__(index, value)
+        self.index = index
+        self.value = value
+
+
+def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether int64 ``values`` fit ``dtype`` unchanged (numpy would wrap them silently)."""
+    if dtype == np.int64 or len(values) == 0:
+        return True
+    info = np.iinfo(dtype)
+    return bool(values.min() >= info.min and values.max() <= info.max)

@@ -13,6 +13,14 @@ the JSON is parsed with numbers kept as text and converted to integer ns
 exactly (``us_text_to_ns``). Copy direction and memory kinds come from the
 event name (``Memcpy HtoD (Pageable -> Device)``), bytes/device/stream from
 ``args`` (falling back to ``pid``/``tid``), GPU names from ``deviceProperties``.
+
+Bad values: a kernel, memcpy or memset event without ``ts`` or ``dur``, a
+``ts``/``dur`` that is not a finite number of microseconds (or beyond 2^62 ns),
+a negative ``dur``, an ``args.bytes`` that is not a non-negative integer, or an
+integer field too large for its column is an InputError naming the field and
+counting the events. Absent ``args`` fields keep their defaults (bytes 0,
+device from ``pid``...), and a device or stream written as text falls back the
+same way, as before.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +62,25 @@ _HIP_KINDS = {
 }
 
 
+#: Largest |ts| or |dur| accepted, ns: 2^62 ns (146 years) keeps ts + dur inside an int64.
+_LIMIT_NS = 1 << 62
+
+# What ``_int`` returns, in strict mode, for a value that is no integer.
+_NOT_A_NUMBER = "not a number"
+_NOT_FINITE = "not finite"
+
+
+class NumberError(ValueError):
+    """Values ``us_text_to_ns`` cannot convert: why, how many, and the first one as written."""
+
+    def __init__(self, reason: str, count: int, first: object) -> None:
+        self.reason = reason
+        self.count = count
+        self.first = first
+        more = f" (and {count - 1:,} more)" if count > 1 else ""
+        super().__init__(f"{reason}: {first!r}{more}")
+
+
 def read_kineto(path: str | Path) -> Trace:
     """Read a Kineto trace (``.json`` or ``.json.gz``) into a Trace (may hold zero ops)."""
     path = Path(path)
@@ -67,7 +94,8 @@ def load_json(path: Path) -> Any:
     raises InputError naming the file.
     """
     raw = path.read_bytes()
-    if raw[:2] == GZIP_MAGIC:
+    gzipped = raw[:2] == GZIP_MAGIC
+    if gzipped:
         try:
             raw = gzip.decompress(raw)
         except (EOFError, OSError, zlib.error) as exc:
@@ -76,8 +104,21 @@ def load_json(path: Path) -> Any:
                 path=path,
                 hint="Copy the file again; it may have been cut short",
             ) from None
+    if not raw.strip():
+        raise InputError(
+            "is empty once decompressed" if gzipped else "holds only white space",
+            path=path,
+            hint="The profiler may not have finished writing it; save the trace again",
+        )
     try:
         return json.loads(raw, parse_float=str)
+    except RecursionError:
+        # The C scanner recurses once per nesting level; no trace nests more than a few levels.
+        raise InputError(
+            "the JSON is nested too deeply to be a trace",
+            path=path,
+            hint="Load a Kineto/Chrome trace ({\"traceEvents\": [...]})",
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})",
@@ -92,12 +133,30 @@ def us_text_to_ns(values: Sequence[int | str]) -> np.ndarray:
     """Microsecond values (ints, or decimal text as ``load_json`` keeps floats) -> int64 ns.
 
     Exact for up to three decimals; a fourth decimal rounds half up. Numbers
-    in exponent form fall back to ``Decimal``.
+    in exponent form fall back to ``Decimal``. Raises ``NumberError`` (a
+    ValueError) when a value is not a number, not finite (NaN, Infinity) or
+    beyond +-2^62 ns (``_LIMIT_NS``).
     """
     if not values:
         return np.zeros(0, dtype=np.int64)
+    try:
+        ns = _us_to_ns_fast(values)
+    except (ValueError, OverflowError, InvalidOperation):
+        ns = None
+    if ns is None:
+        # Something odd (text, NaN, a huge number): convert one by one, exactly, and report.
+        ns = _us_to_ns_exact(values)
+    return ns
+
+
+def _us_to_ns_fast(values: Sequence[int | str]) -> np.ndarray | None:
+    """Vectorized conversion; None (or an exception) when a value needs ``_us_to_ns_exact``."""
+    limit_us = _LIMIT_NS // 1000
     if all(type(v) is int for v in values):
-        return np.asarray(values, dtype=np.int64) * 1000
+        us = np.asarray(values, dtype=np.int64)  # OverflowError beyond int64
+        if (us > limit_us).any() or (us < -limit_us).any():
+            return None
+        return us * 1000
     text = np.asarray(values, dtype=str)
     odd = np.char.find(np.char.lower(text), "e") >= 0  # exponent form (also "inf", "nan"... fail below)
     neg = np.char.startswith(text, "-")
@@ -106,29 +165,117 @@ def us_text_to_ns(values: Sequence[int | str]) -> np.ndarray:
     whole, frac = parts[:, 0], parts[:, 2]
     whole = np.where(odd | (whole == ""), "0", whole)
     frac4 = np.char.ljust(np.where(odd, "", frac), 4, "0").astype("U4")
-    try:
-        ns = whole.astype(np.int64) * 1000 + (frac4.astype(np.int64) + 5) // 10
-    except ValueError as exc:
-        msg = f"a timestamp is not a number ({exc})"
-        raise ValueError(msg) from None
+    whole_us = whole.astype(np.int64)
+    if (whole_us > limit_us).any():
+        return None
+    ns = whole_us * 1000 + (frac4.astype(np.int64) + 5) // 10
     ns = np.where(neg, -ns, ns)
     for i in np.flatnonzero(odd):
-        try:
-            ns[i] = int((Decimal(text[i]) * 1000).to_integral_value())
-        except (InvalidOperation, ValueError, OverflowError):
-            msg = f"a timestamp is not a number: {text[i]!r}"
-            raise ValueError(msg) from None
+        one = _exact_ns(text[i])
+        if isinstance(one, str):
+            return None
+        ns[i] = one
     return ns
 
 
-def _int(value: Any, default: int) -> int:
-    """An integer field that may be absent, text or a float-as-text."""
+def _exact_ns(value: object) -> int | str:
+    """One microsecond value -> ns (half up, like the fast path), or why it cannot be converted."""
+    try:
+        us = Decimal(value) if type(value) is int else Decimal(str(value))
+    except InvalidOperation:
+        return _NOT_A_NUMBER
+    if not us.is_finite():
+        return _NOT_FINITE
+    if us.adjusted() > 18:  # far beyond the limit: do not build a huge integer
+        return "out of range"
+    ns = int((us * 1000).to_integral_value(rounding=ROUND_HALF_UP))
+    return ns if -_LIMIT_NS <= ns <= _LIMIT_NS else "out of range"
+
+
+def _us_to_ns_exact(values: Sequence[int | str]) -> np.ndarray:
+    """``us_text_to_ns`` one value at a time; NumberError naming what is wrong and how often."""
+    converted = [_exact_ns(v) for v in values]
+    bad = [i for i, x in enumerate(converted) if isinstance(x, str)]
+    if bad:
+        reasons = list(dict.fromkeys(converted[i] for i in bad))
+        reason = " or ".join(str(r) for r in reasons)
+        if "out of range" in reasons:
+            reason += f" (nodecast reads up to {_LIMIT_NS // 1000:,} us)"
+        first = values[bad[0]]
+        raise NumberError(reason, len(bad), first if type(first) is int else str(first))
+    return np.asarray(converted, dtype=np.int64)
+
+
+def _int(value: Any, default: int, strict: bool = False) -> Any:
+    """An integer field that may be absent, text or a float-as-text.
+
+    Absent (None) gives ``default``. A value that is no finite number gives
+    ``default`` too, or with ``strict`` the reason (``_NOT_A_NUMBER``,
+    ``_NOT_FINITE``). Range is checked by ``_int_column``.
+    """
     if type(value) is int:
         return value
-    try:
-        return int(Decimal(value))
-    except (InvalidOperation, TypeError, ValueError):
+    if value is None:
         return default
+    try:
+        number = Decimal(value)
+    except (InvalidOperation, TypeError, ValueError):
+        return _NOT_A_NUMBER if strict else default
+    if not number.is_finite():
+        return _NOT_FINITE if strict else default
+    if number.adjusted() > 40:
+        # Out of every column's range; stand in for it rather than build a huge integer.
+        return (1 << 140) if number > 0 else -(1 << 140)
+    return int(number)
+
+
+def _int_column(
+    raw: list[Any],
+    out: np.ndarray,
+    default: int,
+    field: str,
+    source: str,
+    *,
+    strict: bool = False,
+    minimum: int | None = None,
+    events: str = "GPU events",
+) -> None:
+    """Fill ``out`` with ``_int`` of every raw value, checking the range of ``out``'s dtype.
+
+    A value outside the range (or below ``minimum``), or with ``strict`` no
+    number at all, is an InputError naming ``field`` and counting the events:
+    numpy would otherwise wrap it silently or raise OverflowError.
+    """
+    info = np.iinfo(out.dtype)
+    lo = info.min if minimum is None else max(minimum, info.min)
+    ints = [_int(v, default, strict) for v in raw]
+    try:
+        values = np.fromiter(ints, dtype=np.int64, count=len(ints))
+    except (TypeError, ValueError, OverflowError):  # a reason (text) or an integer beyond int64
+        values = None
+    if values is not None and not ((values < lo) | (values > info.max)).any():
+        out[:] = values
+        return
+    # Only a bad file gets here: find which values are wrong, one by one.
+    def problem(x: Any) -> str:
+        if isinstance(x, str):
+            return x
+        if lo <= x <= info.max:
+            return ""
+        return "negative" if x < 0 and lo == 0 else "out of range"
+
+    reasons = [problem(x) for x in ints]
+    bad = [i for i, r in enumerate(reasons) if r]
+    kinds = list(dict.fromkeys(reasons[i] for i in bad))
+    reason = " or ".join(kinds)
+    if "out of range" in kinds:
+        reason += f" (nodecast keeps it in {lo}..{info.max})"
+    raise InputError(
+        f"{reason} in {len(bad):,} of {len(raw):,} {events} (first: {raw[bad[0]]!r})",
+        path=source or None,
+        key=field,
+        hint="The trace is damaged or was edited; save it again from the profiler",
+    )
 
 
 def kineto_from_document(doc: Any, source: str = "") -> Trace:
@@ -154,27 +301,37 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
     n = len(gpu)
     cols = _common.allocate(n)
     args = [a if type(a := e.get("args")) is dict else {} for e in gpu]
-    try:
-        start = us_text_to_ns([e.get("ts", 0) for e in gpu])
-        dur = us_text_to_ns([e.get("dur", 0) for e in gpu])
-    except ValueError as exc:
-        raise InputError(str(exc), path=source or None) from None
-    cols["start_ns"][:] = start
-    cols["end_ns"][:] = start + dur
-    del start, dur
     cols["kind"][:] = [_GPU_CATS[e["cat"]] for e in gpu]
-    pairs = list(zip(args, gpu, strict=True))
-    cols["device"][:] = [_int(a.get("device", a.get("inDevice", e.get("pid"))), 0) for a, e in pairs]
-    cols["stream"][:] = [_int(a.get("stream", e.get("tid")), -1) for a, e in pairs]
-    del pairs
-    cols["correlation"][:] = [_int(a.get("correlation"), -1) for a in args]
-    cols["bytes"][:] = [_int(a.get("bytes"), 0) for a in args]
-    cols["src_device"][:] = [_int(a.get("fromDevice"), -1) for a in args]
-    cols["dst_device"][:] = [_int(a.get("toDevice"), -1) for a in args]
+    start = _gpu_times(gpu, cols["kind"], "ts", source)
+    dur = _gpu_times(gpu, cols["kind"], "dur", source)
+    negative = dur < 0
+    if negative.any():
+        i = int(np.argmax(negative))
+        raise InputError(
+            f"negative in {int(np.count_nonzero(negative)):,} of {n:,} GPU events (first: {gpu[i].get('dur')} us)",
+            path=source or None,
+            key="dur",
+            hint="The trace is damaged or was edited; save it again from the profiler",
+        )
+    cols["start_ns"][:] = start
+    cols["end_ns"][:] = start + dur  # both within +-2^62 ns: no overflow
+    del start, dur, negative
+
+    def fill(col: str, raw: list[Any], default: int, field: str, **kw: Any) -> None:
+        _int_column(raw, cols[col], default, field, source, **kw)
+
+    fill("device", [a.get("device", a.get("inDevice", e.get("pid"))) for a, e in zip(args, gpu, strict=True)], 0,
+         "args.device (or pid)")
+    fill("stream", [a.get("stream", e.get("tid")) for a, e in zip(args, gpu, strict=True)], -1, "args.stream (or tid)")
+    fill("correlation", [a.get("correlation") for a in args], -1, "args.correlation")
+    # A byte count that is text, negative or huge would silently become 0 B (or wrap): refuse it.
+    fill("bytes", [a.get("bytes") for a in args], 0, "args.bytes", strict=True, minimum=0)
+    fill("src_device", [a.get("fromDevice") for a in args], -1, "args.fromDevice")
+    fill("dst_device", [a.get("toDevice") for a in args], -1, "args.toDevice")
     for key, names in (("grid", ("grid_x", "grid_y", "grid_z")), ("block", ("block_x", "block_y", "block_z"))):
         dims = [a.get(key) for a in args]
         for axis, col in enumerate(names):
-            cols[col][:] = [_int(d[axis], 0) if type(d) is list and len(d) == 3 else 0 for d in dims]
+            fill(col, [d[axis] if type(d) is list and len(d) == 3 else 0 for d in dims], 0, f"args.{key}")
 
     kinds = cols["kind"]
     _decode_copies(gpu, args, cols, np.flatnonzero(kinds == OpKind.MEMCPY))
@@ -195,6 +352,43 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
     gpus = _gpus(doc, cols["device"], notes)
     meta = TraceMeta(source=source, format=FORMAT, profiler=_profiler(doc), gpus=gpus, notes=notes)
     return _common.finish(cols, names, meta)
+
+
+def _gpu_times(gpu: list[dict[str, Any]], kinds: np.ndarray, field: str, source: str) -> np.ndarray:
+    """``ts`` or ``dur`` of every GPU event in ns.
+
+    Kernels, copies and memsets must have the field: without it they would
+    read as starting at 0 or lasting 0 s. A sync event without it keeps 0 as
+    before (syncs are the host waiting, never projected).
+    """
+    raw = [e.get(field) for e in gpu]
+    absent = np.fromiter((v is None for v in raw), dtype=bool, count=len(raw))
+    if absent.any():
+        work = absent & (kinds != OpKind.SYNC)
+        if work.any():
+            i = int(np.argmax(work))
+            raise InputError(
+                f"missing in {int(np.count_nonzero(work)):,} of {len(raw):,} GPU events "
+                f"(first: {gpu[i].get('cat')} {str(gpu[i].get('name', ''))[:60]!r})",
+                path=source or None,
+                key=field,
+                hint="Kernel, memcpy and memset events need ts and dur; save the trace again from the profiler",
+            )
+        raw = [0 if v is None else v for v in raw]
+    return _ns_or_error(raw, field, source, "GPU events")
+
+
+def _ns_or_error(raw: list[Any], field: str, source: str, events: str) -> np.ndarray:
+    """``us_text_to_ns``, its NumberError turned into an InputError naming the field."""
+    try:
+        return us_text_to_ns(raw)
+    except NumberError as exc:
+        raise InputError(
+            f"{exc.reason} in {exc.count:,} of {len(raw):,} {events} (first: {exc.first!r})",
+            path=source or None,
+            key=field,
+            hint="The trace is damaged or was edited; save it again from the profiler",
+        ) from None
 
 
 def _decode_copies(
@@ -233,14 +427,13 @@ def _memset_kind(name: str, cache: dict[str, MemKind]) -> MemKind:
 def _join_api(api: dict[str, list[dict[str, Any]]], cols: dict[str, np.ndarray], source: str) -> int:
     """CPU API start/end per op from the runtime/driver events with the same correlation."""
     calls = [e for cat in _API_CATS for e in api[cat]]
-    corr = np.array(
-        [_int(a.get("correlation") if type(a := e.get("args")) is dict else None, -1) for e in calls], dtype=np.int64
-    )
-    try:
-        start = us_text_to_ns([e.get("ts", 0) for e in calls])
-        end = start + us_text_to_ns([e.get("dur", 0) for e in calls])
-    except ValueError as exc:
-        raise InputError(str(exc), path=source or None) from None
+    what = "cuda_runtime/cuda_driver events"
+    corr = np.empty(len(calls), dtype=np.int64)
+    raw_corr = [a.get("correlation") if type(a := e.get("args")) is dict else None for e in calls]
+    _int_column(raw_corr, corr, -1, "args.correlation", source, events=what)
+    # Absent API times read 0, as before: they only fill api_start_ns/api_end_ns.
+    start = _ns_or_error([e.get("ts", 0) for e in calls], "ts", source, what)
+    end = start + _ns_or_error([e.get("dur", 0) for e in calls], "dur", source, what)
     return _common.join_api_times(cols["correlation"], corr, start, end, cols["api_start_ns"], cols["api_end_ns"])
 
 

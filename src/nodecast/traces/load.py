@@ -111,6 +111,13 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             head = f.read(1 << 16)
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+    if not head:
+        # Say so rather than "not a trace format": an empty file is usually an interrupted write.
+        raise InputError(
+            "the file is empty (0 bytes)",
+            path=path,
+            hint="The profiler or copy may have been interrupted; export or copy the trace again",
+        )
     if head.startswith(SQLITE_MAGIC):
         with SqliteExport(path) as db:
             tables = db.tables

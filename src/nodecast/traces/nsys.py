@@ -11,7 +11,9 @@ the file's ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` tables when it
 has them, else through the documented numbering. nsys memory kinds are
 shifted against CUPTI's (nsys 0 = PAGEABLE ... 7 = UNKNOWN), which is why they
 are always decoded by name. Schemas differ between nsys versions, so every
-optional column is checked before it is read.
+optional column is checked before it is read; ``start``/``end`` and, for
+copies, ``bytes`` and ``copyKind`` (memsets: ``bytes``) are required, and a
+table without one is an InputError naming table and column.
 """
 
 from __future__ import annotations
@@ -130,9 +132,11 @@ def _kernels(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: 
 
 def _copies(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> None:
     """Copy rows: bytes, direction, memory kinds and (peer copies) source/destination devices."""
+    # Without bytes or copyKind every copy would read as 0 B or of unknown direction.
+    db.require(MEMCPY, "bytes", "copyKind")
     raw = np.empty((3, rows.stop - rows.start), dtype=np.int16)
     extra = [
-        (db.col(MEMCPY, "bytes", 0), 0, cols["bytes"][rows]),
+        ('"bytes"', 0, cols["bytes"][rows]),
         (db.code(MEMCPY, "copyKind", 0), 0, raw[0]),
         (db.code(MEMCPY, "srcKind"), -1, raw[1]),
         (db.code(MEMCPY, "dstKind"), -1, raw[2]),
@@ -149,8 +153,9 @@ def _copies(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: l
 
 def _memsets(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> None:
     """Memset rows: bytes and the kind of memory set (``dst_mem``)."""
+    db.require(MEMSET, "bytes")
     raw_kind = np.empty(rows.stop - rows.start, dtype=np.int16)
-    extra = [(db.col(MEMSET, "bytes", 0), 0, cols["bytes"][rows]), (db.code(MEMSET, "memKind"), -1, raw_kind)]
+    extra = [('"bytes"', 0, cols["bytes"][rows]), (db.code(MEMSET, "memKind"), -1, raw_kind)]
     db.read_ops(MEMSET, cols, rows, extra, stream_sql=_stream_sql(db, MEMSET))
     mem_names = _enum(db, "ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", DEFAULT_MEM_KINDS, [])
     cols["kind"][rows] = OpKind.MEMSET

@@ -14,6 +14,8 @@ RUNTIME, or in DRIVER for programs that launch through the driver API, like
 the LAMMPS trace); ``MEMCPY.runtimeCorrelationId`` is always 0, so it is not
 used. Numbering is CUPTI's (FORMATS.md C.4): copy kinds 0-10, memory kinds
 0 UNKNOWN, 1 PAGEABLE, 2 PINNED, 3 DEVICE... exactly nodecast's MemKind.
+``start``/``end``, and ``bytes`` and ``copyKind`` of copies (``bytes`` of
+memsets), are required: a table without one is an InputError naming it.
 """
 
 from __future__ import annotations
@@ -95,9 +97,11 @@ def _kernels(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: sl
 
 def _copies(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
     """Copy rows (MEMCPY, and MEMCPY2 for peer copies with source/destination devices)."""
+    # Without bytes or copyKind every copy would read as 0 B or of unknown direction.
+    db.require(table, "bytes", "copyKind")
     raw = np.empty((3, rows.stop - rows.start), dtype=np.int16)
     extra = [
-        (db.col(table, "bytes", 0), 0, cols["bytes"][rows]),
+        ('"bytes"', 0, cols["bytes"][rows]),
         (db.code(table, "copyKind", 0), 0, raw[0]),
         (db.code(table, "srcKind", 0), 0, raw[1]),
         (db.code(table, "dstKind", 0), 0, raw[2]),
@@ -112,8 +116,9 @@ def _copies(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: sli
 
 def _memsets(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
     """Memset rows; schema 8 has no memoryKind column, so the target stays UNKNOWN there."""
+    db.require(table, "bytes")
     raw_kind = np.empty(rows.stop - rows.start, dtype=np.int16)
-    extra = [(db.col(table, "bytes", 0), 0, cols["bytes"][rows]), (db.code(table, "memoryKind", 0), 0, raw_kind)]
+    extra = [('"bytes"', 0, cols["bytes"][rows]), (db.code(table, "memoryKind", 0), 0, raw_kind)]
     db.read_ops(table, cols, rows, extra)
     cols["kind"][rows] = OpKind.MEMSET
     cols["dst_mem"][rows] = _common.mem_kinds(raw_kind, MEM_KINDS)

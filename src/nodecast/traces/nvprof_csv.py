@@ -25,12 +25,17 @@ Decisions:
   without them memory kinds stay UNKNOWN. There are no CPU API times.
 - Bracketed rows that are neither copies nor memsets (unified-memory page
   faults...) are skipped and counted in ``meta.notes``.
+- A file cut inside its last row (inside a quoted field, or with fewer
+  fields than its header) is an InputError giving the line, as are numbers
+  that are NaN, infinite or beyond 2^62 ns or bytes, and ops that end before
+  they start.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -91,8 +96,18 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     if n:
         fields = list(zip(*(op for op, _ in kept), strict=True))
         for name, values in zip(_FIELDS, fields, strict=True):
-            if name != "name":
+            if name == "name":
+                continue
+            try:
                 cols[name][:] = values
+            except OverflowError:  # numpy refuses (never wraps) a Python int beyond the column's type
+                info = np.iinfo(cols[name].dtype)
+                bad = next(v for v in values if not info.min <= v <= info.max)
+                raise InputError(
+                    f"a {name} value of {bad} is out of range (nodecast keeps it in {info.min}..{info.max})",
+                    path=path,
+                    hint="The file may be damaged",
+                ) from None
         runs = np.array([run for _, run in kept], dtype=np.int64)
         _separate_runs(cols, runs, notes)
         name_ids, names = _common.intern_strings(fields[_FIELDS.index("name")])
@@ -113,13 +128,33 @@ def read_nvprof_csv(path: str | Path) -> Trace:
 
 
 def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list[dict[str, str]]]]:
-    """Split the file into (header, units per column, data rows as dicts) blocks."""
+    """Split the file into (header, units per column, data rows as dicts) blocks.
+
+    A file that ends inside a quoted field, or whose last row has fewer fields
+    than its header, was cut short: InputError with the line number, where
+    the csv module would silently drop or shorten that row.
+    """
     blocks: list[tuple[list[str], dict[str, str], list[dict[str, str]]]] = []
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")]
+    # Keep each line's number in the file for messages; blank and ==PID== lines are skipped.
+    numbered = [(i, ln) for i, ln in enumerate(text.splitlines(), 1) if ln.strip() and not ln.startswith("==")]
+    lines = [ln for _, ln in numbered]
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header: list[str] | None = None
     units: dict[str, str] | None = None
-    for record in reader:
+    last_start = 0  # index in ``lines`` of the first line of the last record read
+    while True:
+        start = reader.line_num
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(
+                f"unreadable CSV at line {numbered[max(1, min(reader.line_num, len(lines))) - 1][0]} ({exc})",
+                path=path,
+                hint="Save the nvprof output again",
+            ) from None
+        last_start = start
         if record[:2] == ["Start", "Duration"]:
             header, units = record, None
             blocks.append((header, {}, []))
@@ -137,7 +172,27 @@ def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list
             blocks[-1] = (header, units, blocks[-1][2])
             continue
         blocks[-1][2].append(dict(zip(header, record, strict=False)))
+    if blocks and blocks[-1][2]:
+        _check_not_truncated(lines[last_start:], blocks[-1][0], numbered[last_start][0], path)
     return blocks
+
+
+def _check_not_truncated(last: list[str], header: list[str], line: int, path: Path) -> None:
+    """InputError when the last record (its lines ``last``, starting at file line ``line``) was cut short."""
+    try:
+        # strict: the end of the data inside a quoted field is an error, not a field.
+        fields = next(csv.reader(io.StringIO("\n".join(last)), strict=True))
+    except csv.Error:
+        reason = "ends inside a quoted field"
+    else:
+        if len(fields) >= len(header):
+            return
+        reason = f"has {len(fields)} of the header's {len(header)} fields"
+    raise InputError(
+        f"the file looks truncated: its last row (line {line}) {reason}",
+        path=path,
+        hint="Save the nvprof output again; the copy may have been cut short",
+    )
 
 
 _FIELDS = (
@@ -163,14 +218,23 @@ _FIELDS = (
 )
 
 
+#: Largest magnitude kept for a time (ns) or size (B): 2^62 leaves room for start + duration in an int64.
+_LIMIT = 1 << 62
+
+
 def _number(text: str | None, scale: int, path: Path, what: str) -> int:
     """A printed number in a unit -> integer in base units (rounded); empty -> 0."""
     if not text:
         return 0
     try:
-        return round(float(text.replace(",", "")) * scale)
+        value = float(text.replace(",", "")) * scale
     except ValueError:
         raise InputError(f"{what} is not a number: {text!r}", path=path) from None
+    if math.isnan(value):
+        raise InputError(f"{what} is not a number: {text!r}", path=path)
+    if abs(value) > _LIMIT:  # also inf: round() would raise, a huge int would not fit the column
+        raise InputError(f"{what} is out of range: {text!r}", path=path, hint="The file may be damaged")
+    return round(value)
 
 
 def _op(units: dict[str, str], row: dict[str, str], path: Path) -> tuple[Any, ...] | None:

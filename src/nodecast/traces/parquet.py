@@ -8,6 +8,11 @@ object with the kernel names and the TraceMeta::
     {"version": 1, "names": ["Fan1(...)", ...],
      "meta": {"source": ..., "format": ..., "profiler": ..., "gpus": {"0": "Tesla T4"}, "notes": [...]}}
 
+Reading back checks what an edited or foreign file could break: every column
+must be integers that fit its dtype, enum codes must name an enum member, and
+no op may end before it starts or move negative bytes (InputError naming the
+column).
+
 CSV is for people and spreadsheets: enums decoded to labels, names spelled
 out, absent API times left empty (``Trace.to_pandas()``); it is not read back.
 Every write goes through a temporary file renamed into place.
@@ -24,7 +29,12 @@ import pyarrow.parquet as pq
 
 from nodecast.errors import InputError
 from nodecast.fileio import atomic_path
+from nodecast.traces import _common
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import COLUMNS, Trace, TraceMeta
+
+# Enum columns and the enum their codes index: a code outside it would fail far from the file.
+_ENUM_COLUMNS = {"kind": OpKind, "copy_kind": CopyKind, "src_mem": MemKind, "dst_mem": MemKind}
 
 #: Key of nodecast's JSON in the Parquet schema metadata.
 METADATA_KEY = b"nodecast"
@@ -124,12 +134,48 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
         column = table.column(name)
         if column.null_count:
             raise InputError(f"column {name!r} has empty values", path=path)
-        cols[name] = column.to_numpy().astype(dtype, copy=False)
+        cols[name] = _integers(column, name, dtype, path, kind)
     del table
     ids = cols["name_id"]
     if len(ids) and (ids.min() < -1 or ids.max() >= len(names)):
         raise InputError("name_id values point outside the stored names", path=path)
+    for name, enum in _ENUM_COLUMNS.items():
+        codes = cols[name]
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(enum)):
+            raise InputError(
+                f"column {name!r} holds codes outside 0..{len(enum) - 1} ({enum.__name__})",
+                path=path,
+                hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
+            )
+    _common.check_ops(cols, str(path))
     return Trace.from_columns(cols, names, meta)
+
+
+def _integers(column: pa.ChunkedArray, name: str, dtype: np.dtype, path: Path, kind: str) -> np.ndarray:
+    """A column as ``dtype``; InputError when it is not integers or holds values ``dtype`` cannot.
+
+    nodecast writes every column as its own integer type, so this is a no-op
+    cast for its files. Anything else (text, floats, a wider type with values
+    that would wrap) is a foreign or edited file.
+    """
+    if not pa.types.is_integer(column.type):
+        raise InputError(
+            f"column {name!r} holds {column.type} values where {dtype} integers belong",
+            path=path,
+            hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
+        )
+    values = column.to_numpy()
+    if values.dtype != dtype and len(values):
+        info = np.iinfo(dtype)
+        # Compare as Python ints: a uint64 maximum does not fit an int64 comparison.
+        low, high = int(values.min()), int(values.max())
+        if low < info.min or high > info.max:
+            raise InputError(
+                f"column {name!r} holds values out of range for {dtype} ({low}..{high}; allowed {info.min}..{info.max})",
+                path=path,
+                hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
+            )
+    return values.astype(dtype, copy=False)
 
 
 def to_csv(trace: Trace, path: str | Path) -> None:
