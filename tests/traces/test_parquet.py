@@ -164,3 +164,17 @@ def test_edited_columns_are_refused(tmp_path, name, make, message):
     path = _edited(tmp_path, name, make(2929))
     with pytest.raises(InputError, match=message):
         load_trace(path)
+
+
+def test_newer_format_version_is_refused(tmp_path):
+    """A file written by a newer nodecast (another format version) is refused, not misread."""
+    import json
+
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    table = pq.read_table(out)
+    doc = json.loads(table.schema.metadata[b"nodecast"])
+    doc["version"] = 99
+    pq.write_table(table.replace_schema_metadata({b"nodecast": json.dumps(doc).encode()}), out)
+    with pytest.raises(InputError, match="format version 99; this nodecast reads version 1"):
+        read_parquet(out)

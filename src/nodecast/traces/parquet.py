@@ -126,6 +126,12 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"damaged nodecast metadata in the {kind} file ({exc})", path=path) from None
+    if doc.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+        raise InputError(
+            f"written in nodecast trace format version {doc.get('version')!r}; this nodecast reads version {FORMAT_VERSION}",
+            path=path,
+            hint="Convert the original trace again with this nodecast, or upgrade nodecast",
+        )
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise InputError(f"the {kind} file lacks trace columns {missing}", path=path)
