@@ -155,7 +155,14 @@ def test_missing_platform_is_exit_2(capsys, monkeypatch):
         (["--scheduler", ","], "no scheduler named"),
         (["--scheduler", "dmda,nosuch"], "unknown scheduler 'nosuch'"),
         (["--seed", "-1"], "--seed: must be >= 0"),
-        (["--workers", "all", "--ncpus", "-1"], "--ncpus: must be >= 0"),
+        (["--workers", "all", "--ncpus", "-1"], "--ncpus: must be from 0 to 1024"),
+        (["--ncpus", "2"], "only with --workers all"),
+        (["--bandwidth-links", "CUDA"], "no scale is given"),
+        (["--bandwidth-scale", "1e-308"], "out of range"),
+        (["--jobs", "0"], "--jobs: must be from 1 to 1024"),
+        (["--jobs", "2"], "this is a single run"),
+        (["--sizes", "9600,19200"], "give --size or --sizes, not both"),
+        (["--kernel-time", "chol_model_gemm=1e308"], "SECONDS <= 1e+06"),
         (["--kernel-time", "=5"], "expected KERNEL=SECONDS"),
         (["--kernel-time", "chol_model_gemm=-1"], "expected KERNEL=SECONDS"),
         (["--kernel-time", "nosuch=1"], "no kernel 'nosuch'"),
@@ -220,3 +227,21 @@ def test_a_file_given_as_starpu_dir_is_named(tmp_path, capsys):
     afile.write_text("x")
     err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", "--starpu-dir", str(afile), "--starpu-machine", "attila"])
     assert "is a file, not a folder" in err
+
+
+@pytest.mark.parametrize(
+    ("task_field", "expected"),
+    [
+        ('"flops": NaN', "flops must be a finite number >= 0"),
+        ('"flops": Infinity', "flops must be a finite number >= 0"),
+        ('"async": "maybe"', "async must be true or false"),
+        ('"size_bytes": 2000000000000000000', "size_bytes must be an integer from 0 to 2^50"),
+    ],
+)
+def test_dag_values_json_allows_but_a_graph_cannot_hold(tmp_path, capsys, starpu_args, task_field, expected):
+    """NaN/Infinity FLOPs (Python's JSON reader accepts them), a non-boolean async, an impossible size: one line."""
+    dag = tmp_path / "v.json"
+    dag.write_text('{"data": [{"name": "A", "size_bytes": 3686400}], "tasks": [{"kernel": "chol_model_potrf", '
+                   '"access": [["A", "RW"]], ' + task_field + "}]}")
+    err = _one_line_error(capsys, ["simulate", "--dag", str(dag), *starpu_args])
+    assert expected in err and "v.json" in err

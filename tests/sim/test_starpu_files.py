@@ -142,3 +142,18 @@ def test_history_entry_with_impossible_mean_is_named_with_its_line(starpu_data, 
     with pytest.raises(InputError, match=rf"line {target + 1}: history entry with mean {re.escape(mean)} µs") as info:
         read_perfmodel(damaged)
     assert str(damaged) in info.value.message
+
+
+def test_unknown_device_type_is_named_with_its_line(starpu_data, tmp_path):
+    """A device type StarPU does not define (a damaged file) is refused, not read as a new architecture."""
+    src = starpu_data / "sampling" / "codelets" / "45" / "chol_model_gemm.attila"
+    text = src.read_text()
+    numbered = text.splitlines()
+    # the first "# device type" comment is followed by the CUDA type number (1)
+    i = next(k for k, line in enumerate(numbered) if line.strip().lower().startswith("# device type"))
+    j = next(k for k in range(i + 1, len(numbered)) if numbered[k].strip() and not numbered[k].startswith("#"))
+    numbered[j] = "7"
+    damaged = tmp_path / "chol_model_gemm.attila"
+    damaged.write_text("\n".join(numbered) + "\n")
+    with pytest.raises(InputError, match=rf"line {j + 1}: unknown device type 7"):
+        read_perfmodel(damaged)

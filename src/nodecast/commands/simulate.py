@@ -157,6 +157,10 @@ _OUTPUTS = {
 }
 #: the most sizes one sweep may hold
 _MAX_SWEEP = 1000
+#: the most CPU workers (--ncpus): dmda weighs every worker for every task
+_MAX_CPU_WORKERS = 1024
+#: the most simulations at once on a local cluster (--jobs)
+_MAX_JOBS = 1024
 
 
 def _check_args(args, sweep: bool) -> None:
@@ -167,8 +171,20 @@ def _check_args(args, sweep: bool) -> None:
     """
     if args.seed < 0:
         raise InputError(f"must be >= 0 (got {args.seed})", key="--seed")
-    if args.ncpus is not None and args.ncpus < 0:
-        raise InputError(f"must be >= 0 (got {args.ncpus})", key="--ncpus")
+    if args.ncpus is not None:
+        if args.workers != "all":
+            raise InputError("CPU workers compute only with --workers all", key="--ncpus", hint="Add --workers all")
+        if not 0 <= args.ncpus <= _MAX_CPU_WORKERS:
+            raise InputError(f"must be from 0 to {_MAX_CPU_WORKERS} (got {args.ncpus})", key="--ncpus")
+    if args.bandwidth_links is not None and args.bandwidth_scale is None:
+        raise InputError("selects the links --bandwidth-scale scales, and no scale is given", key="--bandwidth-links",
+                         hint="Add --bandwidth-scale FACTOR")
+    if args.size is not None and args.sizes is not None:
+        raise InputError("give --size or --sizes, not both", key="--sizes")
+    if args.jobs is not None:
+        _jobs(args)
+        if not sweep:
+            raise InputError("runs the simulations of a sweep or comparison in parallel, and this is a single run", key="--jobs")
     if args.max_blocks is not None and args.max_blocks < 1:
         raise InputError(f"must be >= 1 (got {args.max_blocks})", key="--max-blocks")
     for attr, (option, suffixes, needs_many) in _OUTPUTS.items():
@@ -260,6 +276,8 @@ def _platform_and_models(args):
 
 def _kernel_times(args) -> dict[str, float]:
     """``--kernel-time KERNEL=SECONDS`` options as {kernel: seconds}."""
+    from nodecast.sim.starpu_files import MAX_KERNEL_S
+
     fixed: dict[str, float] = {}
     for item in args.kernel_time:
         name, sep, value = item.partition("=")
@@ -268,8 +286,9 @@ def _kernel_times(args) -> dict[str, float]:
             seconds = float(value)
         except ValueError:
             seconds = math.nan
-        if not sep or not name or not (seconds > 0 and math.isfinite(seconds)):
-            raise InputError(f"expected KERNEL=SECONDS with SECONDS > 0 (got {item!r})", key="--kernel-time", hint="e.g. --kernel-time my_kernel=2.5e-3")
+        if not sep or not name or not 0 < seconds <= MAX_KERNEL_S:
+            raise InputError(f"expected KERNEL=SECONDS with 0 < SECONDS <= {MAX_KERNEL_S:g} (got {item!r})", key="--kernel-time",
+                             hint="e.g. --kernel-time my_kernel=2.5e-3")
         fixed[name] = seconds
     return fixed
 
@@ -369,8 +388,8 @@ def _graph(args, size: int | None):
 
 
 def _jobs(args) -> int | None:
-    if args.jobs is not None and args.jobs < 1:
-        raise InputError(f"must be >= 1 (got {args.jobs})", key="--jobs")
+    if args.jobs is not None and not 1 <= args.jobs <= _MAX_JOBS:
+        raise InputError(f"must be from 1 to {_MAX_JOBS} (got {args.jobs})", key="--jobs")
     return args.jobs
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,6 +56,8 @@ from nodecast.errors import InputError
 R, W, RW = 1, 2, 3
 MODES = {"R": R, "W": W, "RW": RW, "STARPU_R": R, "STARPU_W": W, "STARPU_RW": RW, "READ": R, "WRITE": W}
 MODE_NAMES = {R: "R", W: "W", RW: "RW"}
+#: largest data handle (bytes): 1 PiB, beyond any node's memory
+MAX_DATA_BYTES = 1 << 50
 
 
 @contextmanager
@@ -119,8 +122,8 @@ class TaskGraph:
         """Declare a data handle; returns its id. Raises InputError on a duplicate name or a bad size."""
         if name in self._data_index:
             raise InputError(f"data {name!r} is declared twice", key="data")
-        if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 0:
-            raise InputError(f"data {name!r}: size_bytes must be an integer >= 0 (got {size_bytes!r})", key="data")
+        if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or not 0 <= size_bytes <= MAX_DATA_BYTES:
+            raise InputError(f"data {name!r}: size_bytes must be an integer from 0 to 2^50 (got {size_bytes!r})", key="data")
         hid = len(self.data_names)
         self._data_index[name] = hid
         self.data_names.append(name)
@@ -374,12 +377,16 @@ def load_dag(path: str | Path) -> TaskGraph:
             except ValueError:
                 raise InputError(f"footprint must be a hex string (got {fp!r})", path=path, key=f"{key}.footprint") from None
         size = item.get("size_bytes")
-        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
-            raise InputError(f"size_bytes must be an integer >= 0 (got {size!r})", path=path, key=f"{key}.size_bytes")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_DATA_BYTES):
+            raise InputError(f"size_bytes must be an integer from 0 to 2^50 (got {size!r})", path=path, key=f"{key}.size_bytes")
         flops = item.get("flops", 0.0)
         prio = item.get("priority", 0)
-        if not isinstance(flops, int | float) or isinstance(flops, bool) or flops < 0:
-            raise InputError(f"flops must be a number >= 0 (got {flops!r})", path=path, key=f"{key}.flops")
+        # NOTE: Python's JSON reader accepts NaN and Infinity literals; a FLOP count must be finite.
+        if not isinstance(flops, int | float) or isinstance(flops, bool) or not 0 <= flops < math.inf:
+            raise InputError(f"flops must be a finite number >= 0 (got {flops!r})", path=path, key=f"{key}.flops")
+        async_ok = item.get("async", True)
+        if not isinstance(async_ok, bool):
+            raise InputError(f"async must be true or false (got {async_ok!r})", path=path, key=f"{key}.async")
         if not isinstance(prio, int) or isinstance(prio, bool):
             raise InputError(f"priority must be an integer (got {prio!r})", path=path, key=f"{key}.priority")
         deps = item.get("deps", [])
@@ -393,7 +400,7 @@ def load_dag(path: str | Path) -> TaskGraph:
             name=name,
             footprint=fp,
             size_bytes=size,
-            async_ok=bool(item.get("async", True)),
+            async_ok=async_ok,
         )
         index[name] = tid
         for dep in deps:

@@ -419,7 +419,8 @@ class Platform:
             )
         for i in matched:
             plat.link_bandwidth_bps[i] *= factor
-            if not math.isfinite(plat.link_bandwidth_bps[i]) or plat.link_bandwidth_bps[i] <= 0:
+            # NOTE: below 1 B/s a tile takes longer than any simulated time can hold (the clock would overflow)
+            if not math.isfinite(plat.link_bandwidth_bps[i]) or plat.link_bandwidth_bps[i] < 1.0:
                 raise InputError(
                     f"bandwidth x{factor:g} takes link {plat.link_names[i]!r} out of range "
                     f"({plat.link_bandwidth_bps[i]!r} B/s)",

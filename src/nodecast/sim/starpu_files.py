@@ -359,9 +359,16 @@ def read_perfmodel(path: str | Path) -> PerfModelFile:
         devices = []
         for _ in range(tok.int("the number of device types")):
             kind = tok.int("a device type")
+            if kind not in DEVICE_KINDS:
+                no = tok.lines[tok.pos - 1][0]
+                raise InputError(
+                    f"line {no}: unknown device type {kind} (StarPU's are {', '.join(f'{k} {v}' for k, v in DEVICE_KINDS.items())})",
+                    path=path,
+                    hint="The model file is damaged or from an unsupported StarPU version",
+                )
             devid = tok.int("a device id")
             ncores = tok.int("a number of cores")
-            devices.append((DEVICE_KINDS.get(kind, f"type{kind}"), devid, ncores))
+            devices.append((DEVICE_KINDS[kind], devid, ncores))
         for impl in range(tok.int("the number of implementations")):
             nentries = tok.int("the number of entries")
             _, reg = tok.floats("the regression line", 9)
