@@ -187,6 +187,10 @@ def test_unwritable_output_is_refused_before_measuring(capsys, tmp_path, no_sess
     (["--json", "r.json", "--gpus", "-1"], "--gpus: GPU index -1 is negative"),
     (["--json", "r.json", "--gpus", "0,0"], "--gpus: a GPU is listed twice"),
     (["--json", "r.json", "--only", "nosuch"], "--only: no benchmark family starts with nosuch"),
+    (["--json", "r.json", "--only", ""], "--only: empty family list"),
+    (["--json", "r.json", "--only", " , "], "--only: empty family list"),
+    (["--json", "r.json", "--name", ""], "--name: '' is not a machine name"),
+    (["--base", "titan", "-o", "m.toml", "--name", "a/b"], "--name: 'a/b' is not a machine name"),
     (["--json", "r.json", "--min-size", "1GiB", "--max-size", "1MiB"], "--min-size"),
     (["--json", "r.json", "--max-size", "99999999999GiB"], "--max-size: size '99999999999GiB' is above 1 PiB"),
     (["--json", "r.json", "--max-size", "2^99"], "above 1 PiB"),
@@ -205,6 +209,9 @@ def test_bad_input_before_measuring(capsys, tmp_path, monkeypatch, no_session, a
     ["--json", "r.json", "--gpus", "-1"],
     ["--json", "r.json", "--only", "nosuch"],
     ["--base", "titan", "-o", "n.xyz"],
+    ["--quick", "--json", "r.json", "--only", ""],
+    ["--quick", "--json", "r.json", "--name", ""],
+    ["--quick", "--json", "r.json", "--name", "a/b"],
 ])
 def test_option_mistakes_come_before_the_missing_gpu(capsys, tmp_path, monkeypatch, argv):
     """Without cuda-python (as on a machine with no GPU), a bad option is still what the one line names."""

@@ -67,6 +67,23 @@ def test_missing_output_folder_stops_before_the_program_runs(capsys, tmp_path, m
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize("name", ["t.xyz", "t.json", "t"])
+def test_output_that_is_not_sqlite_is_refused_first(capsys, tmp_path, monkeypatch, marker_program, name):
+    """-o t.xyz is refused (the file would hold SQLite under another name) before the missing cupti-python,
+    and the program is not started."""
+    monkeypatch.setitem(sys.modules, "cupti", None)
+    err = user_error(capsys, ["record", "-o", str(tmp_path / name), "--", "python", str(marker_program)],
+                     f"{name}: -o: the trace is written as SQLite", ".sqlite")
+    assert "cupti" not in err
+    assert not (tmp_path / name).exists() and not (tmp_path / "ran").exists()
+
+
+def test_missing_script_is_refused_first(capsys, tmp_path):
+    """A script that does not exist is named (before the missing cupti-python), without running anything."""
+    user_error(capsys, ["record", "-o", str(tmp_path / "t.sqlite"), "--", "python", str(tmp_path / "nope.py")],
+               "nope.py: no such file")
+
+
 def test_no_command(capsys, tmp_path):
     """Nothing after -- is one clear error."""
     user_error(capsys, ["record", "-o", str(tmp_path / "t.sqlite"), "--"], "no program to record")

@@ -232,6 +232,26 @@ def test_text_without_sass_is_rejected():
         parse_sass("Fatbin ptx code:\n.version 6.5\n", "x.sass")
 
 
+@pytest.mark.parametrize("cut", ["        /*0030*/    ", "        /*0030*/                   MOV R3, 0x"])
+def test_listing_cut_mid_instruction_is_rejected(cut):
+    """A listing that ends inside an instruction is refused naming the line (it loaded, losing the rest)."""
+    head = LOG_FLOAT_CUOBJDUMP.split("        /*0030*/")[0]
+    line = head.count("\n") + 1
+    with pytest.raises(InputError, match=rf"x\.sass: line {line}: the last instruction is cut off"):
+        parse_sass(head + cut, "x.sass")
+
+
+def test_cuobjdump_function_without_its_end_line_is_rejected():
+    """cuobjdump output whose last function lacks the dotted end line (cut after a whole instruction) is refused;
+    excerpts without any dotted line, and complete listings, still load."""
+    second = LOG_FLOAT_CUOBJDUMP.replace("_Z5mylogPf", "_Z5otherPf").split("        /*0040*/")[0]
+    with pytest.raises(InputError, match=r"x\.sass: line \d+: function _Z5otherPf \(line \d+\) has no closing"):
+        parse_sass(LOG_FLOAT_CUOBJDUMP + second, "x.sass")
+    assert list(parse_sass(LOG_FLOAT_CUOBJDUMP + LOG_FLOAT_CUOBJDUMP.replace("_Z5mylogPf", "_Z5otherPf"))) == [
+        "_Z5mylogPf", "_Z5otherPf"]
+    assert list(parse_sass(EXP_FLOAT_CUOBJDUMP)) == ["_Z5myexpPf"]
+
+
 def test_mangled_names_and_matching():
     """Itanium names reduce to their function name and match ncu's demangled kernel names."""
     assert mangled_simple_name("_Z5mylogPf") == "mylog"

@@ -228,12 +228,28 @@ def test_bad_integer_fields_are_refused(tmp_path, args, message):
 
 
 def test_absent_fields_keep_their_defaults():
-    """The documented fallbacks stay: no args -> bytes 0, device/stream from pid/tid; a text device falls back too."""
-    no_args = _copy_event(ts=50)
-    del no_args["args"]
-    trace = kineto_from_document([_copy_event(args={"bytes": None, "device": "gpu"}), no_args])
-    assert trace["bytes"].tolist() == [0, 0]
+    """The documented fallbacks stay: no args -> device/stream from pid/tid; a text device falls back too."""
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5000, "dur": 1}
+    trace = kineto_from_document([_copy_event(args={"device": "gpu"}), kernel])
+    assert trace["bytes"].tolist() == [92928, 0]
     assert trace["device"].tolist() == [0, 0] and trace["stream"].tolist() == [7, 7]
+
+
+@pytest.mark.parametrize("cat", ["gpu_memcpy", "gpu_memset"])
+def test_copy_without_bytes_is_refused(tmp_path, cat):
+    """A memcpy or memset without args.bytes (or without args) is refused: it was read as 0 B."""
+    no_args = _copy_event(ts=50, cat=cat)
+    del no_args["args"]
+    path = _write(tmp_path, [_copy_event(), _copy_event(cat=cat, args={"bytes": None}), no_args])
+    with pytest.raises(InputError, match=rf"args\.bytes: missing in 2 of 3 memcpy/memset events \(first: {cat}"):
+        read_kineto(path)
+
+
+def test_args_not_an_object_is_refused(tmp_path):
+    """A GPU event whose args is text is refused (it was read as no args: a copy of 0 B)."""
+    path = _write(tmp_path, [_copy_event(), _copy_event(ts=2000, args=None) | {"args": "x"}])
+    with pytest.raises(InputError, match=r"args: not an object in 1 of 2 GPU events \(first: gpu_memcpy .*'x'\)"):
+        read_kineto(path)
 
 
 @pytest.mark.parametrize(

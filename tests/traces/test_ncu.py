@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import numpy as np
@@ -229,6 +230,25 @@ def test_wrong_duration_unit_is_rejected(tmp_path):
               units=WIDE_UNITS.replace('"usecond"', '"%"'))
     with pytest.raises(InputError, match="not a unit of this metric"):
         read_ncu_csv(p)
+
+
+@needs_v100
+@pytest.mark.parametrize(("metric", "good", "bad"), [("sm__cycles_elapsed.avg", "cycle", "furlong"),
+                                                    ("sm__cycles_elapsed.avg.per_second", "cycle/second", "byte")])
+def test_wrong_cycle_units_are_rejected(tmp_path, metric, good, bad):
+    """The cycle count and its rate (which give the durations of the V100 set) must carry cycle units:
+    'furlong' cycles were read as cycles."""
+    files = []
+    for src in V100:
+        dst = tmp_path / src.name
+        text = src.read_text()
+        if src.name.endswith(f"__{metric}.csv"):
+            text = text.replace(f'"{metric}","{good}"', f'"{metric}","{bad}"')
+        dst.write_text(text)
+        files.append(dst)
+    with pytest.raises(InputError, match=rf"__{re.escape(metric)}\.csv: {re.escape(metric)}: unit '{bad}' is not a "
+                                         "unit of this metric"):
+        read_ncu_csv(files)
 
 
 def test_details_page_sections_are_recognised(tmp_path):

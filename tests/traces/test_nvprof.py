@@ -220,6 +220,8 @@ def edited_sample(tmp_path: Path, *statements: str) -> Path:
          r"edited\.nvvp: 29 of 2,929 GPU ops end before they start \(29 memcpy; first: memcpy .* duration -600 ns\)"),
         ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = -1 WHERE _id_ % 100 = 0",
          r"29 of 2,929 GPU ops have a negative byte count \(29 memcpy; first: .* bytes -1 B\)"),
+        ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 9223372036854775807 WHERE _id_ % 100 = 0",
+         r"29 of 2,929 GPU ops move more than 2\^50 B \(1 PiB\) \(29 memcpy; first: .* bytes 9223372036854775807 B\)"),
         ("ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN bytes",
          r"CUPTI_ACTIVITY_KIND_MEMCPY: the table has no bytes column"),
         ("ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN copyKind",
@@ -229,7 +231,7 @@ def edited_sample(tmp_path: Path, *statements: str) -> Path:
         ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 40000 WHERE _id_ = 5",
          r"CUPTI_ACTIVITY_KIND_MEMCPY\.deviceId: value 40000 is out of range"),
     ],
-    ids=["negative-duration", "negative-bytes", "no-bytes", "no-copyKind", "text", "device-beyond-int16"],
+    ids=["negative-duration", "negative-bytes", "huge-bytes", "no-bytes", "no-copyKind", "text", "device-beyond-int16"],
 )
 def test_bad_values_are_refused(tmp_path, monkeypatch, adbc, statement, message):
     """Damaged values or a dropped column give one InputError that says what is wrong (they loaded silently:

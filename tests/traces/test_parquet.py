@@ -12,7 +12,7 @@ import pytest
 
 from nodecast.errors import InputError
 from nodecast.traces.load import load_trace
-from nodecast.traces.parquet import read_parquet, to_csv, write_parquet
+from nodecast.traces.parquet import read_arrow, read_parquet, to_csv, write_parquet
 from nodecast.traces.trace import COLUMNS, MISSING_NS
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
@@ -53,6 +53,17 @@ def test_foreign_parquet_is_refused(tmp_path):
     pq.write_table(pa.table({"x": [1, 2]}), out)
     with pytest.raises(InputError, match="not written by nodecast"):
         read_parquet(out)
+
+
+def test_foreign_arrow_is_refused_as_arrow(tmp_path):
+    """An Arrow file without nodecast's metadata is named as an Arrow file (it read 'a Arrow file ... only the
+    Parquet files')."""
+    out = tmp_path / "other.arrow"
+    with pa.ipc.new_file(out, pa.schema([("x", pa.int64())])) as writer:
+        writer.write_table(pa.table({"x": [1, 2]}))
+    with pytest.raises(InputError, match=r"an Arrow file not written by nodecast .* only the Arrow files") as info:
+        read_arrow(out)
+    assert "Parquet" not in str(info.value)
 
 
 def test_truncated_parquet(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,30 @@ def parse_gpus(text: str | None) -> tuple[int, ...] | None:
     return gpus
 
 
+def parse_only(text: str | None) -> tuple[str, ...]:
+    """``--only A,B`` -> ("A", "B"); None -> () (every family). An empty list is an InputError:
+    ``--only ""`` would otherwise silently measure every family, the opposite of a filter."""
+    if text is None:
+        return ()
+    prefixes = tuple(p.strip() for p in text.split(",") if p.strip())
+    if not prefixes:
+        raise InputError(f"empty family list ({text!r})", key="--only",
+                         hint="Give family name prefixes, e.g. --only cudaMemcpyAsync (see --list), or leave --only out")
+    return prefixes
+
+
+#: A machine name: what the catalogue's file names are made of (it is shown in tables and used with --to/--from).
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+def check_name(name: str | None) -> None:
+    """InputError when ``--name`` is not a plain machine name (empty, a path, spaces...)."""
+    if name is not None and not _NAME_RE.fullmatch(name):
+        raise InputError(f"{name!r} is not a machine name", key="--name",
+                         hint="Use up to 64 letters, digits and . _ + -, starting with a letter or digit, "
+                              "e.g. --name h100-node7-measured")
+
+
 def options_from_args(args: argparse.Namespace) -> plan_mod.Options:
     """The plan options of the command line (sizes, GPUs, budget, filters)."""
     budget = None
@@ -90,7 +115,7 @@ def options_from_args(args: argparse.Namespace) -> plan_mod.Options:
                         wall_s=max(base.wall_s, 4 * args.budget_s), warmup_reps=base.warmup_reps)
     max_given = args.max_size is not None
     max_bytes = plan_mod.parse_size(args.max_size, key="--max-size") if max_given else plan_mod.DEFAULT_MAX_BYTES
-    families = tuple(p.strip() for p in (args.only or "").split(",") if p.strip())
+    families = parse_only(args.only)
     options = plan_mod.Options(
         gpus=parse_gpus(args.gpus), quick=args.quick, min_bytes=plan_mod.parse_size(args.min_size, key="--min-size"),
         max_bytes=max_bytes, max_bytes_given=max_given, families=families, numa=args.numa,
@@ -118,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         check_suffix(out_toml, (".toml",), "a machine file")
     json_path = args.json or (str(out_toml.with_suffix("")) + ".benchmarks.json" if out_toml else None)
     out_json = check_suffix(check_writable(json_path, "--json"), (".json",), "the benchmark results")  # type: ignore[arg-type]
+    check_name(args.name)
     base = load_machine(args.base) if args.base else None
     options = options_from_args(args)
 
@@ -227,7 +253,7 @@ def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, o
 
 
 def _list(args: argparse.Namespace) -> int:
-    prefixes = tuple(p.strip() for p in (args.only or "").split(",") if p.strip())
+    prefixes = parse_only(args.only)
     rows = plan_mod.describe_families(prefixes)
     if not rows:
         raise InputError(f"no benchmark family starts with {args.only}", key="--only")

@@ -29,6 +29,9 @@ from nodecast.models.curves import (
     parse_sizes,
 )
 
+#: Largest --one-byte-us accepted, µs: 1 s for one byte is already a million times any measured copy.
+MAX_ONE_BYTE_US = 1e6
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``curves`` subcommand."""
@@ -53,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--models", metavar="NAME,...", help="models to evaluate (default: every transfer model)")
     p.add_argument("--one-byte-us", type=float, default=DEFAULT_ONE_BYTE_S * 1e6, metavar="US",
                    help=f"1-byte cost (µs) where no machine file measures one (default: "
-                        f"{DEFAULT_ONE_BYTE_S * 1e6:g}, the {DEFAULT_ONE_BYTE_SOURCE})")
+                        f"{DEFAULT_ONE_BYTE_S * 1e6:g}, the {DEFAULT_ONE_BYTE_SOURCE}; above 0, at most 1e6)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the figure (.png, .svg or .pdf)")
     p.add_argument("--csv", metavar="FILE", help="write every point to a .csv file (SI units)")
     p.add_argument("--log-y", action="store_true", help="logarithmic bandwidth axis in the figure")
@@ -87,8 +90,13 @@ def run(args: argparse.Namespace) -> int:
             if m not in known:
                 raise InputError(f"unknown transfer model {m!r}", key="--models", hint=f"Known: {', '.join(known)}")
     one_byte_us = args.one_byte_us
-    if not math.isfinite(one_byte_us) or one_byte_us < 0:
-        raise InputError(f"must be a number of µs >= 0 (got {one_byte_us})", key="--one-byte-us")
+    # A 1-byte copy costs a few µs (launch + latency); 0 or 1e308 µs would draw curves of no copy that exists.
+    if not (math.isfinite(one_byte_us) and 0 < one_byte_us <= MAX_ONE_BYTE_US):
+        raise InputError(
+            f"must be a number of µs above 0 and at most {MAX_ONE_BYTE_US:g} (1 s) (got {one_byte_us:g})",
+            key="--one-byte-us",
+            hint="Give the cost of a 1-byte copy in µs, typically 1 to 20",
+        )
     if one_byte_us == DEFAULT_ONE_BYTE_S * 1e6:
         label = f"--one-byte-us default: {DEFAULT_ONE_BYTE_SOURCE}"
     else:

@@ -89,6 +89,10 @@ _FUNC_NVDISASM_RE = re.compile(r"^\s*\.text\.(?P<name>[^\s:]+):\s*$")
 _ARCH_RE = re.compile(r"code for (sm_\d+\w*)|EF_CUDA_SM(\d+)")
 _LABEL_RE = re.compile(r"^\s*(?P<label>\.L[\w$.]*):\s*$")
 _TARGET_LABEL_RE = re.compile(r"`\((?P<label>\.L[\w$.]*)\)")
+#: The start of an instruction line (``/*0060*/``): a line that has it but no full instruction was cut off.
+_OFFSET_RE = re.compile(r"^\s*/\*[0-9a-fA-F]{4,}\*/")
+#: The dotted line cuobjdump writes after the last instruction of every function.
+_FUNC_END_RE = re.compile(r"^\s*\.{5,}\s*$")
 _TARGET_HEX_RE = re.compile(r"^\s*(?:[A-Z0-9_.]+\s*,\s*)*0x(?P<hex>[0-9a-fA-F]+)\s*$")
 
 
@@ -159,8 +163,10 @@ class SassFunction:
 def parse_sass(text: str, path: str | Path | None = None) -> dict[str, SassFunction]:
     """Functions of a ``cuobjdump -sass`` or ``nvdisasm`` listing, by (mangled) name.
 
-    Raises InputError when the text holds no SASS instruction.
+    Raises InputError when the text holds no SASS instruction, or was cut
+    off (see ``_check_not_truncated``).
     """
+    _check_not_truncated(text, path)
     funcs: dict[str, SassFunction] = {}
     arch = ""
     current: SassFunction | None = None
@@ -198,6 +204,33 @@ def parse_sass(text: str, path: str | Path | None = None) -> dict[str, SassFunct
     for fn in funcs.values():
         fn.blocks = _split_blocks(fn.instructions, label_at.get(fn.name, {}))
     return funcs
+
+
+def _check_not_truncated(text: str, path: str | Path | None) -> None:
+    """InputError (file and line) when the listing ends mid-instruction or mid-function.
+
+    A copy cut short would otherwise lose the end of its last function without
+    a word, and with it that function's special blocks. Two signs: the last
+    line starts an instruction (``/*0030*/``) that has no ``;``, or the file
+    is cuobjdump output whose functions end with a dotted line and the last
+    function has none (excerpts and nvdisasm output, without dotted lines,
+    can only be checked the first way).
+    """
+    lines = text.splitlines()
+    last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
+    if last is None:
+        return
+    hint = "The listing was cut short; save the full output of `cuobjdump -sass` or `nvdisasm` again"
+    if _OFFSET_RE.match(lines[last]) and not _INSTR_RE.search(lines[last]):
+        raise InputError(f"the last instruction is cut off ({lines[last].strip()[:60]!r})", path=path,
+                         key=f"line {last + 1}", hint=hint)
+    ends = [i for i, line in enumerate(lines) if _FUNC_END_RE.match(line)]
+    if ends:
+        heads = [i for i, line in enumerate(lines) if _FUNC_CUOBJDUMP_RE.match(line)]
+        if heads and heads[-1] > ends[-1]:
+            name = _FUNC_CUOBJDUMP_RE.match(lines[heads[-1]]).group("name")
+            raise InputError(f"function {name} (line {heads[-1] + 1}) has no closing '.....' line: the file ends "
+                             "inside it", path=path, key=f"line {last + 1}", hint=hint)
 
 
 def _branch_target(ins: Instruction, labels: Mapping[str, int]) -> int | None:

@@ -93,12 +93,21 @@ def parse_command(command: Sequence[str]) -> ChildCommand:
     return ChildCommand(interpreter, tuple(options), tuple(program))
 
 
+#: Extensions the SQLite trace may be written under (nodecast reads it by content; these say what it is).
+OUTPUT_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
 def check_output(path: str | os.PathLike[str]) -> Path:
-    """InputError unless ``path`` can be written (its folder exists and is writable; it is not a folder)."""
+    """InputError unless ``path`` can be written (its folder exists and is writable; it is not a folder)
+    and names a SQLite file (``OUTPUT_SUFFIXES``): a trace.json or trace.xyz would hold SQLite anyway.
+    """
     out = Path(path)
     folder = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
         raise InputError("is a folder", path=out, hint="Give a file name for the trace, e.g. trace.sqlite")
+    if out.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise InputError(f"the trace is written as SQLite, not as {out.suffix or 'a file without extension'}",
+                         path=out, key="-o", hint=f"Name it with one of {', '.join(OUTPUT_SUFFIXES)}, e.g. trace.sqlite")
     if not folder.is_dir():
         raise InputError("folder does not exist", path=folder, hint="Create it or choose another output path")
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -44,18 +44,24 @@ def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Tr
     return Trace.from_columns(cols, names, meta, sort=False)
 
 
-def check_ops(cols: dict[str, np.ndarray], path: str | None) -> None:
-    """InputError naming how many ops (and of which kinds) end before they start or move a
-    negative number of bytes.
+#: Most bytes one op may move: 2^50 B (1 PiB), far beyond any GPU's memory.
+MAX_OP_BYTES = 1 << 50
 
-    No profiler writes either; they come from a damaged or edited file, and a
-    negative time or size would flow silently into every table and model
-    (``transfer time -600 us``). Two vectorized passes over the columns.
+
+def check_ops(cols: dict[str, np.ndarray], path: str | None) -> None:
+    """InputError naming how many ops (and of which kinds) end before they start, move a
+    negative number of bytes or more than ``MAX_OP_BYTES`` (1 PiB).
+
+    No profiler writes any of them; they come from a damaged or edited file,
+    and a negative time or size would flow silently into every table and model
+    (``transfer time -600 us``), a huge one (INT64_MAX B) into hours-long
+    copies. Three vectorized passes over the columns.
     """
     n = len(cols["kind"])
     checks = (
         (cols["end_ns"] < cols["start_ns"], "end before they start", "duration"),
         (cols["bytes"] < 0, "have a negative byte count", "bytes"),
+        (cols["bytes"] > MAX_OP_BYTES, "move more than 2^50 B (1 PiB)", "bytes"),
     )
     for bad, what, shown in checks:
         count = int(np.count_nonzero(bad))

@@ -18,9 +18,10 @@ Bad values: a kernel, memcpy or memset event without ``ts`` or ``dur``, a
 ``ts``/``dur`` that is not a finite number of microseconds (or beyond 2^62 ns),
 a negative ``dur``, an ``args.bytes`` that is not a non-negative integer, or an
 integer field too large for its column is an InputError naming the field and
-counting the events. Absent ``args`` fields keep their defaults (bytes 0,
-device from ``pid``...), and a device or stream written as text falls back the
-same way, as before.
+counting the events; so is an ``args`` that is not an object, and a memcpy or
+memset without ``args.bytes`` (it would be a copy of 0 B). Other absent
+``args`` fields keep their defaults (device from ``pid``...), and a device or
+stream written as text falls back the same way, as before.
 """
 
 from __future__ import annotations
@@ -300,8 +301,8 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
 
     n = len(gpu)
     cols = _common.allocate(n)
-    args = [a if type(a := e.get("args")) is dict else {} for e in gpu]
     cols["kind"][:] = [_GPU_CATS[e["cat"]] for e in gpu]
+    args = _gpu_args(gpu, cols["kind"], source)
     start = _gpu_times(gpu, cols["kind"], "ts", source)
     dur = _gpu_times(gpu, cols["kind"], "dur", source)
     negative = dur < 0
@@ -352,6 +353,39 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
     gpus = _gpus(doc, cols["device"], notes)
     meta = TraceMeta(source=source, format=FORMAT, profiler=_profiler(doc), gpus=gpus, notes=notes)
     return _common.finish(cols, names, meta)
+
+
+def _gpu_args(gpu: list[dict[str, Any]], kinds: np.ndarray, source: str) -> list[dict[str, Any]]:
+    """``args`` of every GPU event ({} when absent), checked.
+
+    An ``args`` that is not an object, or a memcpy/memset without
+    ``args.bytes``, is an InputError counting the events: either would read
+    as a copy of 0 B (and default device/stream) without a word.
+    """
+    raw = [e.get("args") for e in gpu]
+    odd = np.fromiter((a is not None and type(a) is not dict for a in raw), dtype=bool, count=len(raw))
+    if odd.any():
+        i = int(np.argmax(odd))
+        raise InputError(
+            f"not an object in {int(np.count_nonzero(odd)):,} of {len(raw):,} GPU events "
+            f"(first: {gpu[i].get('cat')} {str(gpu[i].get('name', ''))[:60]!r}, args {raw[i]!r:.40})",
+            path=source or None,
+            key="args",
+            hint="The trace is damaged or was edited; save it again from the profiler",
+        )
+    args = [{} if a is None else a for a in raw]
+    moves = (kinds == OpKind.MEMCPY) | (kinds == OpKind.MEMSET)
+    no_bytes = moves & np.fromiter((a.get("bytes") is None for a in args), dtype=bool, count=len(args))
+    if no_bytes.any():
+        i = int(np.argmax(no_bytes))
+        raise InputError(
+            f"missing in {int(np.count_nonzero(no_bytes)):,} of {int(np.count_nonzero(moves)):,} memcpy/memset "
+            f"events (first: {gpu[i].get('cat')} {str(gpu[i].get('name', ''))[:60]!r})",
+            path=source or None,
+            key="args.bytes",
+            hint="Without it the copy would count as 0 B; save the trace again from the profiler",
+        )
+    return args
 
 
 def _gpu_times(gpu: list[dict[str, Any]], kinds: np.ndarray, field: str, source: str) -> np.ndarray:

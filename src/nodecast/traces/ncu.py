@@ -467,7 +467,9 @@ def _page_hint(data: list[_FileData]) -> str:
 
 
 def _check_units(data: list[_FileData], origin: dict[str, Path]) -> None:
-    checks = {DURATION: _is_time, CYCLE_RATE: _is_rate}
+    # The cycle count and its rate give the duration when gpu__time_duration.sum is absent: a wrong unit
+    # there (furlong, byte) would make every kernel time wrong without a word.
+    checks = {DURATION: _is_time, CYCLES: lambda d: d == "cycle", CYCLE_RATE: _is_rate}
     for metric in (L1_BYTES, L2_BYTES, DRAM_BYTES, SHARED_BYTES):
         checks[metric] = lambda d: d == "byte"
     for metric, ok in checks.items():

@@ -109,9 +109,9 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
     raw = (table.schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
         raise InputError(
-            f"a {kind} file not written by nodecast (no 'nodecast' schema metadata)",
+            f"{'an' if kind[0] in 'AEIOU' else 'a'} {kind} file not written by nodecast (no 'nodecast' schema metadata)",
             path=path,
-            hint="nodecast reads back only the Parquet files that `nodecast convert` writes",
+            hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
         )
     try:
         doc = json.loads(raw)
