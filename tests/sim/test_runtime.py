@@ -131,6 +131,12 @@ def test_unknown_scheduler_is_an_input_error(attila, models):
         Simulation(cholesky(960 * 2), attila, models, RuntimeOptions(scheduler="dmdx"))
 
 
+def test_negative_cpu_worker_count_is_an_input_error(attila, models):
+    """The library refuses what the CLI refuses: a negative number of CPU workers."""
+    with pytest.raises(InputError, match="CPU workers must be >= 0"):
+        Simulation(cholesky(960 * 2), attila, models, RuntimeOptions(workers="all", n_cpu_workers=-1))
+
+
 def test_missing_kernel_model_is_an_input_error(attila, models):
     """A DAG using a kernel without a model fails before simulating, naming the kernel."""
     g = TaskGraph()

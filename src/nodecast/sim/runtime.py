@@ -249,6 +249,8 @@ class Simulation:
             raise InputError(f"workers must be 'gpus' or 'all' (got {opt.workers!r})", key="--workers")
         if opt.pipeline < 0:
             raise InputError(f"pipeline must be >= 0 (got {opt.pipeline})", key="--pipeline")
+        if opt.n_cpu_workers is not None and opt.n_cpu_workers < 0:
+            raise InputError(f"CPU workers must be >= 0 (got {opt.n_cpu_workers})", key="--ncpus")
         self.workers: list[Worker] = []
         self.arches: list[tuple[str, int]] = []
         for g in plat.gpu_nodes:
