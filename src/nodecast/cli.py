@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "kernels",
     "roofline",
     "simulate",
+    "replay",
     "calibrate",
     "record",
 )

@@ -1,0 +1,179 @@
+"""Whole-program times of a schedule: end-to-end, GPU-busy per device, the critical path.
+
+Definitions (seconds; schedules count from the graph's origin, the trace's
+first timestamp: its first host API record, or an earlier GPU op without
+one):
+
+- end-to-end = end of the last GPU op - origin                              (1)
+  ("first API call to last GPU op"; host calls after the last GPU op, such
+  as frees at exit, are not counted);
+- GPU-busy(d) = length of the union of the [start, end) intervals of the GPU
+  ops of device d (time during which at least one kernel, copy or memset
+  runs on it)                                                                (2)
+- GPU time(d) = sum of those ops' durations (counts overlapping ops twice);
+- critical path: from the last GPU op, walk back through the in-edge that
+  set each op's start (equation (1) of replay.py) to an op that starts at its
+  release time. Its length is exactly the end-to-end time; each op on it
+  contributes its duration (unless the path leaves it from its start: a
+  NESTING or RECORDED_OFFSET edge) and each edge its lag, summed per
+  category (kernels, copies per transfer class, memsets, host API calls,
+  host gaps between calls, launch latency, sync returns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
+from nodecast.graph.replay import Schedule
+from nodecast.traces.kinds import TransferClass
+
+_BACKTRACK: dict[str, Any] = {}
+
+
+def end_to_end_s(graph: OpGraph, schedule: Schedule) -> float:
+    """Equation (1): last GPU op end minus the origin (0), seconds."""
+    gpu = graph.gpu_mask()
+    return float(schedule.end_s[gpu].max()) if gpu.any() else 0.0
+
+
+def busy_s(start: np.ndarray, end: np.ndarray) -> float:
+    """Length of the union of intervals [start, end), seconds (equation (2)), vectorized."""
+    if len(start) == 0:
+        return 0.0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(len(s), bool)
+    new[1:] = s[1:] > reach[:-1]  # a gap before this interval starts a new busy segment
+    seg_start = s[new]
+    seg_end = reach[np.r_[np.flatnonzero(new)[1:] - 1, len(s) - 1]]
+    return float((seg_end - seg_start).sum())
+
+
+def gpu_busy_s(graph: OpGraph, schedule: Schedule) -> dict[int, float]:
+    """GPU-busy time per device, seconds (equation (2))."""
+    gpu = graph.gpu_mask()
+    dev = graph.ops["device"]
+    return {int(d): busy_s(schedule.start_s[gpu & (dev == d)], schedule.end_s[gpu & (dev == d)])
+            for d in np.unique(dev[gpu])}
+
+
+def gpu_time_s(graph: OpGraph, durations_s: np.ndarray) -> dict[int, float]:
+    """Sum of GPU op durations per device, seconds."""
+    gpu = graph.gpu_mask()
+    dev = graph.ops["device"]
+    return {int(d): float(durations_s[gpu & (dev == d)].sum()) for d in np.unique(dev[gpu])}
+
+
+@dataclass
+class CriticalPath:
+    """The ops on the critical path (last first) and its length per category, seconds."""
+
+    ops: np.ndarray  # int32 op indices, from the last GPU op back to a released op
+    breakdown_s: dict[str, float]
+
+    @property
+    def length_s(self) -> float:
+        """Sum of the breakdown: the end-to-end time of the schedule it was taken from."""
+        return float(sum(self.breakdown_s.values()))
+
+
+def _kernel() -> Any:
+    if _BACKTRACK:
+        return _BACKTRACK["walk"]
+    from numba import njit
+
+    @njit(cache=True)
+    def walk(v0, indptr, src, anchor, lag, release, start, end, start0, ops, edge):  # pragma: no cover
+        v = v0
+        k = 0
+        while True:
+            ops[k] = v
+            best_e = -1
+            best_t = start0 + release[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                u = src[e]
+                t = (start[u] if anchor[e] == 0 else end[u]) + lag[e]
+                if t > best_t:
+                    best_t = t
+                    best_e = e
+            edge[k] = best_e
+            k += 1
+            if best_e < 0:
+                return k
+            v = src[best_e]
+
+    _BACKTRACK["walk"] = walk
+    return walk
+
+
+def _op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
+    """Category code of every op and the labels they index."""
+    labels = ["kernels", "memsets", "host: API calls", "host: sync returns"]
+    labels += [f"copies: {c.label}" for c in TransferClass]
+    kind = graph.ops["kind"]
+    code = np.full(len(graph), 2, np.int64)
+    code[kind == OpKind.KERNEL] = 0
+    code[kind == OpKind.MEMSET] = 1
+    code[kind == OpKind.WAIT] = 3
+    copy = kind == OpKind.COPY
+    code[copy] = 4 + graph.ops["transfer_class"][copy]
+    return code, labels
+
+
+_EDGE_LABELS = {
+    EdgeKind.PROGRAM_ORDER: "host: gaps between calls",
+    EdgeKind.NESTING: "host: gaps between calls",
+    EdgeKind.FLOW: "host: gaps between calls",
+    EdgeKind.LAUNCH: "launch latency",
+    EdgeKind.RECORDED_OFFSET: "recorded offsets (no API record)",
+}
+
+
+def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> CriticalPath:
+    """Critical path of a replayed schedule (see the module docstring), ending at the last GPU op."""
+    gpu = np.flatnonzero(graph.gpu_mask())
+    if len(gpu) == 0:
+        return CriticalPath(np.zeros(0, np.int32), {})
+    v0 = int(gpu[np.argmax(schedule.end_s[gpu])])
+    n = len(graph)
+    ops = np.empty(n, np.int64)
+    edge = np.empty(n, np.int64)
+    k = _kernel()(np.int64(v0), graph.indptr, graph.src, graph.anchor, graph.lag_s, graph.ops["release_s"],
+                  schedule.start_s, schedule.end_s, np.float64(start_s), ops, edge)
+    ops, edge = ops[:k], edge[:k]
+    dur = schedule.end_s[ops] - schedule.start_s[ops]
+    # An op counts in full unless the path left it from its start.
+    counted = np.ones(k, bool)
+    counted[1:] = graph.anchor[edge[:-1]] == Anchor.END
+    code, labels = _op_category(graph)
+    sums = np.bincount(code[ops], weights=np.where(counted, dur, 0.0), minlength=len(labels))
+    breakdown = {labels[i]: float(sums[i]) for i in np.flatnonzero(sums)}
+    on_edges = edge[edge >= 0]
+    for kind_value, lag in zip(graph.kind[on_edges], graph.lag_s[on_edges], strict=True):
+        label = _EDGE_LABELS.get(EdgeKind(int(kind_value)))
+        if label and lag:
+            breakdown[label] = breakdown.get(label, 0.0) + float(lag)
+    last = int(ops[-1])
+    rel = float(graph.ops["release_s"][last])
+    if rel:
+        label = "host: before the first call" if graph.ops["kind"][last] >= OpKind.API else \
+            "recorded offsets (no API record)"
+        breakdown[label] = breakdown.get(label, 0.0) + rel
+    return CriticalPath(ops.astype(np.int32), breakdown)
+
+
+def summary(graph: OpGraph, schedule: Schedule) -> dict[str, Any]:
+    """End-to-end, GPU-busy and GPU time per device, and the critical-path breakdown of a schedule."""
+    dur = schedule.end_s - schedule.start_s
+    cp = critical_path(graph, schedule)
+    return {
+        "end_to_end_s": end_to_end_s(graph, schedule),
+        "gpu_busy_s": gpu_busy_s(graph, schedule),
+        "gpu_time_s": gpu_time_s(graph, dur),
+        "critical_path_s": cp.breakdown_s,
+    }

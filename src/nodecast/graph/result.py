@@ -1,0 +1,125 @@
+"""``replay_trace``: a trace replayed on its own node, measured against replayed, as one object.
+
+``ReplayResult`` is what ``nodecast replay`` prints and writes; everything in
+it is available from Python::
+
+    from nodecast.graph import replay_trace
+    r = replay_trace("run.sqlite")
+    r.measured_end_to_end_s, r.replayed_end_to_end_s, r.end_to_end_error
+
+The measured schedule is the trace's own timeline (GPU ops from the Trace,
+host calls from the ApiCalls, a WAIT op ending where its call returned); the
+replayed one is ``replay(graph, graph.source_durations())``, which reads only
+durations, host gaps and the first timestamp.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nodecast.graph import metrics
+from nodecast.graph.api import ApiCalls
+from nodecast.graph.build import build
+from nodecast.graph.opgraph import OpGraph, OpKind
+from nodecast.graph.replay import Schedule, replay
+from nodecast.traces.trace import Trace
+
+
+@dataclass
+class ReplayResult:
+    """A same-node replay of one trace with its measured durations (seconds throughout)."""
+
+    graph: OpGraph
+    measured: Schedule
+    replayed: Schedule
+    measured_end_to_end_s: float
+    replayed_end_to_end_s: float
+    measured_busy_s: dict[int, float]
+    replayed_busy_s: dict[int, float]
+    gpu_time_s: dict[int, float]
+    critical_path_s: dict[str, float]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def end_to_end_error(self) -> float:
+        """(replayed - measured) / measured end-to-end time, a fraction."""
+        return _rel(self.replayed_end_to_end_s, self.measured_end_to_end_s)
+
+    def busy_error(self, device: int) -> float:
+        """(replayed - measured) / measured GPU-busy time of a device, a fraction."""
+        return _rel(self.replayed_busy_s.get(device, 0.0), self.measured_busy_s.get(device, 0.0))
+
+    def ops_table(self):  # noqa: ANN201 (pandas is imported lazily)
+        """One row per op: kind, device, queue, name, measured and replayed start/end (s after origin)."""
+        import pandas as pd
+
+        g = self.graph
+        names = np.array([*g.names, ""], dtype=object)
+        return pd.DataFrame({
+            "op": np.arange(len(g)),
+            "kind": pd.Categorical.from_codes(g.ops["kind"], [k.name.lower() for k in OpKind]),
+            "device": g.ops["device"],
+            "queue": g.ops["queue"],
+            "name": names[g.ops["name_id"]],
+            "bytes": g.ops["bytes"],
+            "measured_start_s": self.measured.start_s,
+            "measured_end_s": self.measured.end_s,
+            "replayed_start_s": self.replayed.start_s,
+            "replayed_end_s": self.replayed.end_s,
+        })
+
+
+def _rel(value: float, reference: float) -> float:
+    return (value - reference) / reference if reference else float("nan")
+
+
+def measured_schedule(graph: OpGraph, trace: Trace, api: ApiCalls) -> Schedule:
+    """The recorded start/end of every op of ``graph`` (s after its origin), for comparison only."""
+    n = len(graph)
+    start = np.empty(n, np.float64)
+    end = np.empty(n, np.float64)
+    origin = graph.origin_ns
+    kind, row = graph.ops["kind"], graph.ops["trace_row"]
+    gpu = kind <= OpKind.MEMSET
+    start[gpu] = (trace["start_ns"][row[gpu]] - origin) * 1e-9
+    end[gpu] = (trace["end_ns"][row[gpu]] - origin) * 1e-9
+    host = kind == OpKind.API
+    start[host] = (api["start_ns"][row[host]] - origin) * 1e-9
+    end[host] = start[host] + graph.ops["source_dur_s"][host]
+    wait = kind == OpKind.WAIT
+    end[wait] = (api["end_ns"][row[wait]] - origin) * 1e-9
+    start[wait] = end[wait] - graph.ops["source_dur_s"][wait]
+    return Schedule(start, end, origin)
+
+
+def replay_trace(path: str | os.PathLike[str], *, copy_engines_per_direction: int | None = None) -> ReplayResult:
+    """Build the OpGraph of a trace file and replay it with its own measured durations."""
+    from nodecast.graph.api_readers import read_api
+    from nodecast.traces.load import load_trace
+
+    trace = load_trace(path)
+    api = read_api(path)
+    return replay_result(trace, api, copy_engines_per_direction=copy_engines_per_direction)
+
+
+def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None = None) -> ReplayResult:
+    """``replay_trace`` for a Trace and ApiCalls already in memory."""
+    graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
+    measured = measured_schedule(graph, trace, api)
+    dur = graph.source_durations()
+    replayed = replay(graph, dur)
+    return ReplayResult(
+        graph=graph,
+        measured=measured,
+        replayed=replayed,
+        measured_end_to_end_s=metrics.end_to_end_s(graph, measured),
+        replayed_end_to_end_s=metrics.end_to_end_s(graph, replayed),
+        measured_busy_s=metrics.gpu_busy_s(graph, measured),
+        replayed_busy_s=metrics.gpu_busy_s(graph, replayed),
+        gpu_time_s=metrics.gpu_time_s(graph, dur),
+        critical_path_s=metrics.critical_path(graph, replayed).breakdown_s,
+        notes=list(graph.notes),
+    )

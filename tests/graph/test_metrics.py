@@ -1,0 +1,45 @@
+"""Tests for nodecast.graph.metrics: GPU-busy union, end-to-end and the critical path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nodecast.graph import metrics, replay
+from nodecast.graph.opgraph import Anchor, EdgeKind, OpKind
+from nodecast.graph.result import replay_trace
+
+
+def test_busy_is_the_union_of_intervals():
+    """Overlapping intervals count once, gaps not at all: [0,2] u [1,3] u [5,6] u [5.5,5.7] = 4 s."""
+    start = np.array([5.0, 0.0, 1.0, 5.5])
+    end = np.array([6.0, 2.0, 3.0, 5.7])
+    assert metrics.busy_s(start, end) == pytest.approx(4.0)
+    assert metrics.busy_s(np.zeros(0), np.zeros(0)) == 0.0
+
+
+def test_critical_path_follows_the_binding_edges(graph_of):
+    """Host call (API) -> launch lag -> kernel; the path's categories sum to the end-to-end time."""
+    kinds = np.array([OpKind.API, OpKind.KERNEL, OpKind.KERNEL])
+    g = graph_of(3, [(0, 1, EdgeKind.LAUNCH, Anchor.END, 0.5), (1, 2, EdgeKind.STREAM_ORDER, Anchor.END, 0.0)],
+                 kinds=kinds, release=np.array([1.0, 0.0, 0.0]))
+    s = replay(g, np.array([2.0, 3.0, 4.0]))
+    cp = metrics.critical_path(g, s)
+    assert cp.ops.tolist() == [2, 1, 0]
+    assert cp.breakdown_s == {"kernels": 7.0, "host: API calls": 2.0, "launch latency": 0.5,
+                              "host: before the first call": 1.0}
+    assert cp.length_s == pytest.approx(metrics.end_to_end_s(g, s)) == pytest.approx(10.5)
+
+
+def test_path_leaving_from_a_start_does_not_count_that_op(graph_of):
+    """A NESTING edge (from the enclosing span's start) adds its lag, not the span's duration."""
+    kinds = np.array([OpKind.API, OpKind.KERNEL])
+    g = graph_of(2, [(0, 1, EdgeKind.NESTING, Anchor.START, 0.25)], kinds=kinds)
+    s = replay(g, np.array([10.0, 1.0]))
+    assert metrics.critical_path(g, s).breakdown_s == {"kernels": 1.0, "host: gaps between calls": 0.25}
+
+
+def test_breakdown_sums_to_replayed_end_to_end(shared_traces):
+    """On a real trace the critical-path categories add up to the replayed end-to-end time."""
+    r = replay_trace(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite")
+    assert sum(r.critical_path_s.values()) == pytest.approx(r.replayed_end_to_end_s, rel=1e-9)
