@@ -43,3 +43,11 @@ def test_breakdown_sums_to_replayed_end_to_end(shared_traces):
     """On a real trace the critical-path categories add up to the replayed end-to-end time."""
     r = replay_trace(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite")
     assert sum(r.critical_path_s.values()) == pytest.approx(r.replayed_end_to_end_s, rel=1e-9)
+
+
+def test_slack_is_zero_on_a_replay_and_finds_unexplained_waits(shared_traces):
+    """A replayed schedule has no slack; on the measured MXNet run some GPU ops wait for what no edge explains."""
+    r = replay_trace(shared_traces / "nvprof_mxnet-cnn-inference_titan-v.nvvp")
+    assert np.abs(metrics.slack_s(r.graph, r.replayed)).max() < 1e-12
+    late = r.graph.gpu_mask() & (metrics.slack_s(r.graph, r.measured) > 1e-4)
+    assert late.sum() >= 10

@@ -827,7 +827,7 @@ def _op_table(trace: Trace, g, api: ApiCalls, link: np.ndarray, blocking: np.nda
         "kind": np.empty(n, np.int8), "device": np.full(n, -1, np.int16), "queue": np.empty(n, np.int64),
         "engine": np.zeros(n, np.int8), "thread": np.full(n, -1, np.int64), "bytes": np.zeros(n, np.int64),
         "flops": np.full(n, np.nan), "transfer_class": np.zeros(n, np.int8), "name_id": np.full(n, -1, np.int32),
-        "trace_row": np.full(n, -1, np.int64), "source_dur_s": np.empty(n, np.float64),
+        "trace_row": np.full(n, -1, np.int32), "source_dur_s": np.empty(n, np.float64),
         "release_s": np.zeros(n, np.float64),
     }
     gk = np.array([OpKind.KERNEL, OpKind.COPY, OpKind.MEMSET, OpKind.KERNEL], np.int8)[g["kind"]]

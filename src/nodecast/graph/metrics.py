@@ -141,7 +141,7 @@ def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> C
         return CriticalPath(np.zeros(0, np.int32), {})
     v0 = int(gpu[np.argmax(schedule.end_s[gpu])])
     n = len(graph)
-    ops = np.empty(n, np.int64)
+    ops = np.empty(n, np.int32)
     edge = np.empty(n, np.int64)
     k = _kernel()(np.int64(v0), graph.indptr, graph.src, graph.anchor, graph.lag_s, graph.ops["release_s"],
                   schedule.start_s, schedule.end_s, np.float64(start_s), ops, edge)
@@ -154,17 +154,35 @@ def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> C
     sums = np.bincount(code[ops], weights=np.where(counted, dur, 0.0), minlength=len(labels))
     breakdown = {labels[i]: float(sums[i]) for i in np.flatnonzero(sums)}
     on_edges = edge[edge >= 0]
-    for kind_value, lag in zip(graph.kind[on_edges], graph.lag_s[on_edges], strict=True):
-        label = _EDGE_LABELS.get(EdgeKind(int(kind_value)))
-        if label and lag:
-            breakdown[label] = breakdown.get(label, 0.0) + float(lag)
+    lag_sums = np.bincount(graph.kind[on_edges].astype(np.int64), weights=graph.lag_s[on_edges],
+                           minlength=len(EdgeKind))
+    for kind_value, label in _EDGE_LABELS.items():
+        if lag_sums[kind_value]:
+            breakdown[label] = breakdown.get(label, 0.0) + float(lag_sums[kind_value])
     last = int(ops[-1])
     rel = float(graph.ops["release_s"][last])
     if rel:
         label = "host: before the first call" if graph.ops["kind"][last] >= OpKind.API else \
             "recorded offsets (no API record)"
         breakdown[label] = breakdown.get(label, 0.0) + rel
-    return CriticalPath(ops.astype(np.int32), breakdown)
+    return CriticalPath(ops.copy(), breakdown)
+
+
+def slack_s(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> np.ndarray:
+    """How much later each op started than its in-edges and release allow under ``schedule``, s.
+
+    Zero for every op of a replayed schedule. On the measured schedule a
+    positive slack is a wait the graph does not explain (work the trace does
+    not record, a late launch): the diagnostic of a fidelity miss.
+    """
+    n = len(graph)
+    allowed = start_s + graph.ops["release_s"].copy()
+    if graph.n_edges:
+        t = np.where(graph.anchor == Anchor.START, schedule.start_s[graph.src], schedule.end_s[graph.src])
+        t += graph.lag_s
+        has = np.flatnonzero(np.diff(graph.indptr) > 0)
+        allowed[has] = np.maximum(allowed[has], np.maximum.reduceat(t, graph.indptr[has]))
+    return schedule.start_s - allowed if n else np.zeros(0)
 
 
 def summary(graph: OpGraph, schedule: Schedule) -> dict[str, Any]:

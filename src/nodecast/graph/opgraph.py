@@ -15,7 +15,7 @@ bytes            int64      bytes copied or set; 0 for kernels and host ops
 flops            float64    floating-point operations where known, else NaN
 transfer_class   int8       ``traces.kinds.TransferClass`` (NOT_A_TRANSFER for non-copies)
 name_id          int32      index into ``OpGraph.names`` (-1: none)
-trace_row        int64      row in the source Trace (GPU ops), ApiCalls row (host ops), -1
+trace_row        int32      row in the source Trace (GPU ops), ApiCalls row (host ops), -1
 source_dur_s     float64    measured duration on the source, seconds
 release_s        float64    earliest start, seconds after the graph's origin (thread starts)
 ===============  =========  ============================================================
@@ -104,7 +104,7 @@ OP_COLUMNS: dict[str, np.dtype[Any]] = {
     "flops": np.dtype(np.float64),
     "transfer_class": np.dtype(np.int8),
     "name_id": np.dtype(np.int32),
-    "trace_row": np.dtype(np.int64),
+    "trace_row": np.dtype(np.int32),
     "source_dur_s": np.dtype(np.float64),
     "release_s": np.dtype(np.float64),
 }

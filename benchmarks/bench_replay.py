@@ -1,0 +1,150 @@
+"""Throughput and memory of building and replaying the operation graph of a synthetic 1 M-op trace.
+
+The trace (made here, in memory): ``--ops`` GPU ops on 8 streams of one GPU,
+two kernels for every copy (copies alternate host-to-device and
+device-to-host, pinned), each launched by its own runtime call
+(cudaLaunchKernel / cudaMemcpyAsync) from one host thread, every 1001st call
+a cudaStreamSynchronize of one stream: a graph of about 2 x ``--ops`` ops
+(GPU ops and API ops, plus WAIT ops) with stream-order, launch, copy-engine,
+program-order and sync edges.
+
+Measured in a fresh process (so that peak memory is its own):
+
+  build      nodecast.graph.build(trace, api): edges, calibration, Kahn order
+  replay     nodecast.graph.replay(graph, durations): the compiled single pass
+             (median of 5 runs after a first run that loads numba's cache)
+  critical   metrics.critical_path on the replayed schedule
+
+and prints ops/s per phase and peak memory per op: peak resident set size
+(VmHWM) of build + replay + critical path minus the resident size just
+before the build (the input Trace and ApiCalls already built, numba's
+kernels already compiled), divided by the number of GPU ops and of graph ops.
+Figures, not a test: nothing here asserts a speed.
+
+    python benchmarks/bench_replay.py [--ops 1000000] [--streams 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def vm(field: str) -> int:
+    """A /proc/self/status memory field (VmRSS, VmHWM), bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    msg = f"{field} not in /proc/self/status"
+    raise RuntimeError(msg)
+
+
+def reset_peak() -> None:
+    """Reset VmHWM to the current RSS (Linux >= 4.0: write 5 to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def synthetic(n_ops: int, n_streams: int, seed: int = 0):  # noqa: ANN201
+    """(Trace, ApiCalls) of the synthetic program (see the module docstring), timestamps in ns."""
+    from nodecast.graph.api import ApiCalls, ApiMeta
+    from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+    from nodecast.traces.trace import Trace, TraceMeta
+
+    rng = np.random.default_rng(seed)
+    n_sync = n_ops // 1000
+    slots = n_ops + n_sync
+    is_sync = (np.arange(slots) % 1001) == 1000
+    call_start = np.arange(slots, dtype=np.int64) * 2000  # one call every 2 us, 1.5 us long
+    call_end = call_start + 1500
+    gpu_slot = np.flatnonzero(~is_sync)
+    i = np.arange(n_ops)
+    kind = np.where(i % 3 == 2, OpKind.MEMCPY, OpKind.KERNEL).astype(np.int8)
+    copy = np.where(kind == OpKind.MEMCPY, np.where((i // 3) % 2 == 0, CopyKind.HTOD, CopyKind.DTOH), 0)
+    stream = 13 + (i % n_streams)
+    start = call_end[gpu_slot] + 1000  # the streams never fall behind the host: launch-bound
+    dur = rng.integers(1000, 10000, n_ops)
+    corr = np.arange(1, slots + 1, dtype=np.int64)
+    trace = Trace.from_columns({
+        "kind": kind, "copy_kind": copy, "start_ns": start, "end_ns": start + dur, "stream": stream,
+        "correlation": corr[gpu_slot], "bytes": np.where(kind == OpKind.MEMCPY, 1 << 20, 0),
+        "src_mem": np.where(copy == CopyKind.HTOD, MemKind.PINNED, MemKind.DEVICE),
+        "dst_mem": np.where(copy == CopyKind.DTOH, MemKind.PINNED, MemKind.DEVICE),
+    }, ["kernel"], TraceMeta(source="synthetic", format="synthetic"))
+    name = np.where(is_sync, 2, 0)
+    name[gpu_slot] = np.where(kind == OpKind.MEMCPY, 1, 0)
+    sync_stream = np.full(slots, -1, np.int64)
+    sync_stream[is_sync] = 13 + (np.arange(n_sync) % n_streams)
+    api = ApiCalls.from_columns({
+        "start_ns": call_start, "end_ns": call_end, "thread": np.ones(slots, np.int64), "correlation": corr,
+        "name_id": name, "stream": sync_stream,
+    }, ["cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamSynchronize"],
+        ApiMeta(source="synthetic", format="synthetic", copy_engines={0: 2}))
+    return trace, api
+
+
+def child(n_ops: int, n_streams: int) -> dict:
+    """One measured run in this process."""
+    from nodecast._alloc import keep_large_allocations
+    from nodecast.graph import build, metrics, replay
+
+    keep_large_allocations()  # what the nodecast command does at start
+    warm_trace, warm_api = synthetic(3000, n_streams)
+    warm = build(warm_trace, warm_api)  # compiles (or loads) the numba kernels
+    metrics.critical_path(warm, replay(warm, warm.source_durations()))
+    trace, api = synthetic(n_ops, n_streams)
+    base = vm("VmRSS")
+    reset_peak()
+    t0 = time.perf_counter()
+    graph = build(trace, api)
+    t_build = time.perf_counter() - t0
+    dur = graph.source_durations()
+    replay(graph, dur)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        schedule = replay(graph, dur)
+        times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    metrics.critical_path(graph, schedule)
+    t_cp = time.perf_counter() - t0
+    peak = vm("VmHWM") - base
+    n = len(graph)
+    return {
+        "gpu_ops": n_ops, "graph_ops": n, "edges": graph.n_edges,
+        "build_s": t_build, "replay_s": float(np.median(times)), "critical_path_s": t_cp,
+        "graph_bytes": graph.nbytes(), "peak_extra_bytes": peak,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ops", type=int, default=1_000_000, help="GPU ops in the synthetic trace")
+    parser.add_argument("--streams", type=int, default=8)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.ops, args.streams)))
+        return
+    out = subprocess.run([sys.executable, __file__, "--child", "--ops", str(args.ops), "--streams",
+                          str(args.streams)], check=True, capture_output=True, text=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    g, n = r["gpu_ops"], r["graph_ops"]
+    print(f"synthetic trace: {g:,} GPU ops on {args.streams} streams -> graph of {n:,} ops, {r['edges']:,} edges")
+    print(f"build        {r['build_s']:8.3f} s   {g / r['build_s'] / 1e6:6.2f} M GPU ops/s")
+    print(f"replay       {r['replay_s'] * 1e3:8.1f} ms  {n / r['replay_s'] / 1e6:6.1f} M graph ops/s "
+          f"({g / r['replay_s'] / 1e6:.1f} M GPU ops/s)")
+    print(f"critical path{r['critical_path_s'] * 1e3:8.1f} ms")
+    print(f"graph arrays {r['graph_bytes'] / n:8.1f} B per graph op ({r['graph_bytes'] / g:.1f} B per GPU op)")
+    print(f"peak memory  {r['peak_extra_bytes'] / n:8.1f} B per graph op ({r['peak_extra_bytes'] / g:.1f} B per GPU op)"
+          "  [peak RSS of build + replay + critical path over the RSS with the input trace loaded]")
+
+
+if __name__ == "__main__":
+    main()
