@@ -104,7 +104,7 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.graph.api import ApiCalls, ApiKind, Domain
 from nodecast.graph.opgraph import Anchor, EdgeKind, Engine, OpGraph, OpKind
-from nodecast.graph.replay import topological_order
+from nodecast.graph.replay import csr_positions, topological_order
 from nodecast.traces.kinds import CopyKind, MemKind, TransferClass
 from nodecast.traces.kinds import OpKind as TraceKind
 from nodecast.traces.trace import Trace
@@ -232,12 +232,17 @@ def build(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None
 
 def _gpu_table(trace: Trace) -> dict[str, np.ndarray]:
     """GPU ops of the trace (no SYNC rows): their rows and the columns the builder needs."""
-    rows = np.flatnonzero(trace["kind"] != TraceKind.SYNC)
-    t = {k: trace[k][rows] for k in ("kind", "copy_kind", "src_mem", "dst_mem", "bytes", "start_ns", "end_ns",
-                                     "device", "stream", "correlation", "name_id")}
-    return {"row": rows, "kind": t["kind"], "copy": t["copy_kind"], "dst_mem": t["dst_mem"], "bytes": t["bytes"],
-            "start": t["start_ns"], "end": t["end_ns"], "device": t["device"], "stream": t["stream"],
-            "corr": t["correlation"], "name": t["name_id"], "tclass": trace.transfer_class[rows]}
+    keep = trace["kind"] != TraceKind.SYNC
+    rows = np.flatnonzero(keep)
+    every = len(rows) == len(trace)  # no sync rows: use the Trace's own columns, no copy
+
+    def col(name: str) -> np.ndarray:
+        return trace[name] if every else trace[name][rows]
+
+    return {"row": rows, "kind": col("kind"), "copy": col("copy_kind"), "dst_mem": col("dst_mem"),
+            "bytes": col("bytes"), "start": col("start_ns"), "end": col("end_ns"), "device": col("device"),
+            "stream": col("stream"), "corr": col("correlation"), "name": col("name_id"),
+            "tclass": trace.transfer_class if every else trace.transfer_class[rows]}
 
 
 def _link(g: dict[str, np.ndarray], api: ApiCalls) -> np.ndarray:
@@ -303,11 +308,11 @@ class _StreamIndex:
         self.code[member] = inverse
         self.times = np.sort(self.launch[member])
         self.n = len(member)
-        rank = np.searchsorted(self.times, self.launch[member], "left")
-        key = self.code[member] * (self.n + 1) + rank
+        key = self.code[member] * (self.n + 1) + np.searchsorted(self.times, self.launch[member], "left")
         local = np.lexsort((g["start"][member], key))
-        self.order = member[local]
+        self.order = member[local].astype(np.int32)
         self.sorted_key = key[local]
+        del key, local
         self.device_of_code = (self.pairs >> 40).astype(np.int64)
         self.stream_of_code = (self.pairs & ((1 << 40) - 1)) - 1
 
@@ -864,20 +869,29 @@ def _op_table(trace: Trace, g, api: ApiCalls, link: np.ndarray, blocking: np.nda
 
 
 def _csr(edges: _Edges, n: int) -> tuple[np.ndarray, ...]:
-    """Concatenate the edge lists and sort them by destination (CSR)."""
+    """The edge lists sorted by destination (CSR), scattered field by field.
+
+    Each field goes straight from its per-kind parts to its sorted place, so
+    that no concatenated copy of a field is ever held next to the sorted one.
+    """
     if not edges.src:
         empty = np.zeros(0)
         return (np.zeros(n + 1, np.int64), empty.astype(np.int32), empty.astype(np.int8), empty.astype(np.int8),
                 empty.astype(np.float64))
     dst = np.concatenate(edges.dst)
-    order = np.argsort(dst, kind="stable")
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
+    edges.dst.clear()
+    indptr, pos = csr_positions(dst, n)
     del dst
-    out = [indptr]
-    for parts in (edges.src, edges.kind, edges.anchor, edges.lag):
-        out.append(np.concatenate(parts)[order])
-        parts.clear()
+    out: list[np.ndarray] = [indptr]
+    for parts, dtype in ((edges.src, np.int32), (edges.kind, np.int8), (edges.anchor, np.int8),
+                         (edges.lag, np.float64)):
+        field = np.empty(len(pos), dtype)
+        lo = 0
+        while parts:
+            part = parts.pop(0)
+            field[pos[lo : lo + len(part)]] = part
+            lo += len(part)
+        out.append(field)
     return tuple(out)
 
 

@@ -90,7 +90,21 @@ def _compiled() -> dict[str, Any]:
             start[v] = s
             end[v] = s + dur[v]
 
-    _KERNELS.update(topo=topo, forward=forward)
+    @njit(cache=True)
+    def positions(dst, n):  # pragma: no cover - compiled
+        indptr = np.zeros(n + 1, np.int64)
+        for e in range(dst.shape[0]):
+            indptr[dst[e] + 1] += 1
+        for v in range(n):
+            indptr[v + 1] += indptr[v]
+        fill = indptr[:n].copy()
+        pos = np.empty(dst.shape[0], np.int32)
+        for e in range(dst.shape[0]):  # stable: edges keep their order within a destination
+            pos[e] = fill[dst[e]]
+            fill[dst[e]] += 1
+        return indptr, pos
+
+    _KERNELS.update(topo=topo, forward=forward, positions=positions)
     return _KERNELS
 
 
@@ -108,6 +122,11 @@ def topological_order(n: int, indptr: np.ndarray, src: np.ndarray) -> tuple[np.n
     placed = np.zeros(n, bool)
     placed[order[:count]] = True
     return order[:count], np.flatnonzero(~placed).astype(np.int32)
+
+
+def csr_positions(dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Counting sort of edges by destination: (indptr, new position of every edge, int32)."""
+    return _compiled()["positions"](dst.astype(np.int32, copy=False), np.int64(n))
 
 
 @dataclass
