@@ -56,3 +56,58 @@ def test_kinds_never_pair_with_each_other():
     al = align(a, b)
     assert len(al.index_a) == 0
     assert al.unmatched_a.tolist() == [0] and al.unmatched_b.tolist() == [0]
+
+
+# -- nothing to evaluate; host memory kinds one profiler does not record ------------------------
+from nodecast.evaluate import NothingToEvaluate, evaluate  # noqa: E402
+from nodecast.machines import load_machine  # noqa: E402
+from nodecast.traces.kineto import kineto_from_document, read_kineto  # noqa: E402
+
+
+def test_nothing_evaluable_says_why(shared_traces):
+    """The H100/MI300X Kineto pair (kernels only, no metrics) raises one sentence: kinds, pairs, idle models."""
+    a = read_kineto(shared_traces / "kineto_nsfw-image-detection_h100.json.gz")
+    b = read_kineto(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz")
+    with pytest.raises(NothingToEvaluate) as err:
+        evaluate(a, b, load_machine("h100-sxm5-server"), load_machine("h200-node"))
+    message = err.value.message
+    assert "\n" not in message
+    for words in ("A has kernel x154, memset x2", "B has kernel x155", "26 op pairs aligned (kernel x26)",
+                  "unmatched: kernel x128, memset x2 in A; kernel x129 in B", "no model projected any op of A",
+                  "ahead, ahead-no-latency, peak-bandwidth, back-of-envelope (no copies this model handles",
+                  "no Nsight Compute metrics given", "Give --metrics"):
+        assert words in message, words
+
+
+def _kineto_copy(name, nbytes, dur_us, api=None, rocm=False):
+    """A Kineto document (format of pytorch/kineto's CUPTI and ROCm writers) with one copy and its API call."""
+    events = [{"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": 0, "tid": 7, "ts": 100, "dur": dur_us,
+               "args": {"device": 0, "stream": 7, "correlation": 5, "bytes": nbytes}}]
+    if api is not None:
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": api[0], "pid": 1, "tid": 1, "ts": 99, "dur": 3,
+                       "args": {"correlation": 5, "bytes": str(nbytes), "kind": str(api[1])}})
+    doc = {"traceEvents": events}
+    if rocm:
+        doc["roctracer_version"] = 4.1
+    return kineto_from_document(doc, source="rocm.json" if rocm else "cuda.json")
+
+
+def test_rocm_copy_aligns_with_its_cuda_twin_and_keeps_its_one_byte_cost():
+    """A 1-byte DtoH copy (pinned on CUDA, labelled DtoD by ROCm) pairs across vendors and keeps its 2.24 µs L+O."""
+    a = _kineto_copy("Memcpy DtoH (Device -> Pinned)", 1, "2.240")
+    b = _kineto_copy("Memcpy DtoD (Device -> Device)", 1, "2.500", api=("hipMemcpyWithStream", 2), rocm=True)
+    ev = evaluate(a, b, load_machine("h100-sxm5-server"), load_machine("h200-node"), ["ahead"])
+    assert len(ev.actual_s) == 1 and ev.category.tolist() == ["dtoh_pinned"]
+    # L+O is the copy's own latency-bound time (less its 1 B of wire time), not 0: 2.24 µs, not 0.4 ns
+    assert ev.projected_s["ahead"][0] == pytest.approx(2.24e-6, rel=1e-3)
+    assert any("pinned or pageable" in n and "paired by direction alone" in n for n in ev.notes)
+
+
+def test_unknown_host_memory_pairs_by_direction_only():
+    """When one trace does not record pinned/pageable, host copies pair by direction; otherwise by class."""
+    pinned = _copies([8, 16])
+    unknown = Trace.from_columns({**{k: pinned[k] for k in pinned.columns}, "src_mem": np.zeros(2, np.int8)})
+    pageable = Trace.from_columns({**{k: pinned[k] for k in pinned.columns},
+                                   "src_mem": np.full(2, MemKind.PAGEABLE, np.int8)})
+    assert align(pinned, unknown).index_a.tolist() == [0, 1]
+    assert align(pinned, pageable).index_a.tolist() == []  # both recorded, and they differ: not the same copies

@@ -6,7 +6,14 @@ appearance, since stream ids differ between runs) ops of one kind and
 transfer class are matched by order; their byte counts must agree. Where they
 do not (an op inserted or missing in one run), that group is re-aligned on
 its byte sequence with difflib, and whatever stays unpaired is reported —
-never silently dropped.
+never silently dropped. When either trace does not record whether host memory
+was pinned or pageable (ROCm's Kineto traces, nvprof's GPU-trace CSV), host
+copies are grouped by direction alone in both, with a note: the same copy must
+not go unmatched because one profiler says "pinned" and the other nothing.
+
+When no op can be evaluated (none both projected by a model and paired with
+an op of B that took time), ``evaluate`` raises ``NothingToEvaluate`` saying
+what each trace holds, what aligned and which models projected nothing.
 
 WMAPE (AHEAD section VI.C): for transfer i with actual GPU time A_i on B and
 projected time P_i, the weighted error is 100 * W_i * |A_i - P_i| / A_i with
@@ -26,13 +33,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from nodecast.errors import InputError
 from nodecast.machines.schema import Machine
 from nodecast.project import Projection, op_category, project
-from nodecast.traces.kinds import OpKind
+from nodecast.report.words import plural
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
 from nodecast.traces.trace import Trace
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from nodecast.traces.ncu import KernelMetrics
+
+
+class NothingToEvaluate(InputError):
+    """No op of run A was both projected by a model and paired with an op of run B that took time."""
 
 
 @dataclass
@@ -44,6 +59,7 @@ class Alignment:
     unmatched_a: np.ndarray
     unmatched_b: np.ndarray
     realigned_groups: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def unmatched_summary(self, a: Trace, b: Trace) -> pd.DataFrame:
         """Unmatched ops per trace and category (count, bytes)."""
@@ -58,12 +74,28 @@ class Alignment:
         return df.groupby(["trace", "category"]).agg(ops=("bytes", "size"), bytes=("bytes", "sum")).reset_index()
 
 
-def _group_keys(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+#: Transfer class -> the class it is grouped with when host memory kinds are folded (pinned with pageable).
+_BY_DIRECTION = np.arange(len(TransferClass), dtype=np.int64)
+_BY_DIRECTION[TransferClass.HTOD_PINNED] = TransferClass.HTOD_PAGEABLE
+_BY_DIRECTION[TransferClass.DTOH_PINNED] = TransferClass.DTOH_PAGEABLE
+
+
+def unknown_host_memory(trace: Trace) -> int:
+    """Host<->device copies whose host memory kind (pinned or pageable) the trace does not record."""
+    kind, copy = trace["kind"], trace["copy_kind"]
+    htod = (kind == OpKind.MEMCPY) & (copy == CopyKind.HTOD) & (trace["src_mem"] == MemKind.UNKNOWN)
+    dtoh = (kind == OpKind.MEMCPY) & (copy == CopyKind.DTOH) & (trace["dst_mem"] == MemKind.UNKNOWN)
+    return int(np.count_nonzero(htod | dtoh))
+
+
+def _group_keys(trace: Trace, by_direction: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-op (group id, occurrence number within the group).
 
     A group is (device rank, stream rank within device, op kind, transfer
     class); ranks follow order of first appearance, so they survive runs with
     different stream or device ids. Synchronizations are left out (group -1).
+    ``by_direction`` groups pinned and pageable host copies of one direction
+    together.
     """
     n = len(trace)
     dev = trace["device"]
@@ -81,7 +113,10 @@ def _group_keys(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     pf = pd.DataFrame({"dev": pair_ids >> 32, "first": pair_first})
     stream_rank[:] = pf.groupby("dev")["first"].rank(method="first").to_numpy(dtype=np.int64) - 1
     srank = stream_rank[np.searchsorted(pair_ids, pair)]
-    key = ((dev_rank * 4096 + srank) * 16 + trace["kind"].astype(np.int64)) * 16 + trace.transfer_class.astype(np.int64)
+    klass = trace.transfer_class.astype(np.int64)
+    if by_direction:
+        klass = _BY_DIRECTION[klass]
+    key = ((dev_rank * 4096 + srank) * 16 + trace["kind"].astype(np.int64)) * 16 + klass
     key = np.where(trace["kind"] == OpKind.SYNC, -1, key)
     occurrence = pd.Series(key).groupby(key).cumcount().to_numpy() if n else np.zeros(0, np.int64)
     return key, occurrence
@@ -111,8 +146,16 @@ def _bare_name(name: str) -> str:
 
 def align(a: Trace, b: Trace) -> Alignment:
     """Pair the ops of two runs of the same program (see the module docstring)."""
-    key_a, occ_a = _group_keys(a)
-    key_b, occ_b = _group_keys(b)
+    notes = []
+    unknown = {label: unknown_host_memory(t) for label, t in (("A", a), ("B", b))}
+    by_direction = any(unknown.values())
+    if by_direction:
+        where = " and ".join(f"{plural(n, 'host copy', 'host copies')} of {label}" for label, n in unknown.items() if n)
+        notes.append(f"the trace does not record whether host memory was pinned or pageable for {where}: "
+                     "host copies paired by direction alone (pinned and pageable together), each evaluated "
+                     "as the kind A records")
+    key_a, occ_a = _group_keys(a, by_direction)
+    key_b, occ_b = _group_keys(b, by_direction)
     tok_a, tok_b = _tokens(a, b)
     fa = pd.DataFrame({"key": key_a, "occ": occ_a, "ia": np.arange(len(a))})
     fb = pd.DataFrame({"key": key_b, "occ": occ_b, "ib": np.arange(len(b))})
@@ -141,6 +184,7 @@ def align(a: Trace, b: Trace) -> Alignment:
         unmatched_a=np.setdiff1d(in_scope_a, index_a),
         unmatched_b=np.setdiff1d(in_scope_b, index_b),
         realigned_groups=len(bad_keys),
+        notes=notes,
     )
 
 
@@ -226,21 +270,28 @@ def evaluate(
     model_names: list[str] | None = None,
     kind: str | None = None,
     metrics: KernelMetrics | None = None,
+    one_byte_s: Mapping[str, float] | None = None,
 ) -> Evaluation:
     """Project ``trace_a`` from ``source`` onto ``target`` and compare with ``trace_b``.
 
-    ``metrics``: Nsight Compute metrics of run A's kernels, for the kernel models.
+    ``metrics``: Nsight Compute metrics of run A's kernels, for the kernel
+    models; ``one_byte_s``: 1-byte costs in seconds per transfer class key (or
+    ``"all"``), as ``project`` takes them. Raises ``NothingToEvaluate`` (an
+    InputError) when no op can be evaluated.
     """
-    projection = project(trace_a, source, target, model_names, kind, metrics)
+    projection = project(trace_a, source, target, model_names, kind, metrics, one_byte_s)
     alignment = align(trace_a, trace_b)
     ia, ib = alignment.index_a, alignment.index_b
     actual = trace_b.duration_ns[ib].astype(np.float64) * 1e-9
     handled = projection.handled_by_any[ia]
     mask = handled & (actual > 0)
-    notes = list(projection.notes)
+    if not mask.any():
+        raise NothingToEvaluate(_why_nothing(trace_a, trace_b, projection, alignment, actual),
+                                hint=_what_to_do(projection))
+    notes = list(projection.notes) + alignment.notes
     dropped_zero = int((handled & (actual <= 0)).sum())
     if dropped_zero:
-        notes.append(f"{dropped_zero} matched ops have zero GPU time on B and are left out of the errors")
+        notes.append(f"{plural(dropped_zero, 'matched op')} with zero GPU time on B left out of the errors")
     projected = {name: r.time_s[ia][mask] for name, r in projection.results.items()}
     projected[UNCHANGED] = projection.source_s[ia][mask]
     return Evaluation(
@@ -253,3 +304,65 @@ def evaluate(
         mask=mask,
         notes=notes,
     )
+
+
+def _inventory(trace: Trace, rows: np.ndarray | None = None) -> str:
+    """``"kernel x154, memset x2"``: ops per category (syncs left out), most first."""
+    cats = op_category(trace)
+    keep = trace["kind"] != OpKind.SYNC
+    if rows is not None:
+        cats, keep = cats[rows], keep[rows]
+    counts = pd.Series(cats[keep]).value_counts()
+    return ", ".join(f"{c} x{n:,}" for c, n in counts.items()) if len(counts) else "no GPU op"
+
+
+def _idle_models(projection: Projection) -> dict[str, list[str]]:
+    """Why -> models that projected no op of run A, in the order they ran."""
+    why: dict[str, list[str]] = {}
+    for name, reason in projection.idle.items():
+        why.setdefault(reason, []).append(name)
+    for name, r in projection.results.items():
+        if not r.handled.any():
+            why.setdefault(r.notes[0] if r.notes else "no op of this trace is of a kind it models", []).append(name)
+    return why
+
+
+def _why_nothing(a: Trace, b: Trace, projection: Projection, alignment: Alignment, actual: np.ndarray) -> str:
+    """One sentence: what each run holds, what aligned, what was projected, and so why nothing is evaluated."""
+    ia = alignment.index_a
+    parts = [f"A has {_inventory(a)}", f"B has {_inventory(b)}"]
+    if len(ia):
+        parts.append(f"{plural(len(ia), 'op pair')} aligned ({_inventory(a, ia)})")
+    else:
+        parts.append("no op of A aligned with one of B")
+    unmatched = [f"{_inventory(t, rows)} in {label}" for label, t, rows in
+                 (("A", a, alignment.unmatched_a), ("B", b, alignment.unmatched_b)) if len(rows)]
+    if unmatched:
+        parts.append("unmatched: " + ", ".join(unmatched).replace(" in A, ", " in A; ") if len(unmatched) > 1
+                     else "unmatched: " + unmatched[0])
+    handled = projection.handled_by_any
+    n_projected = int(np.count_nonzero(handled))
+    if not n_projected:
+        parts.append("no model projected any op of A")
+    else:
+        proj_rows = np.flatnonzero(handled)
+        paired = handled[ia]
+        if not paired.any():
+            parts.append(f"the {plural(n_projected, 'projected op')} of A ({_inventory(a, proj_rows)}) "
+                         f"{'has' if n_projected == 1 else 'have'} no partner in B")
+        else:
+            parts.append(f"the {plural(int(paired.sum()), 'projected and aligned op')} "
+                         f"took no GPU time on B ({plural(int(np.count_nonzero(actual[paired] <= 0)), 'op')})")
+    idle = _idle_models(projection)
+    if idle:
+        parts.append("models that projected nothing: "
+                     + "; ".join(f"{', '.join(names)} ({why})" for why, names in idle.items()))
+    return "nothing to evaluate: " + "; ".join(parts)
+
+
+def _what_to_do(projection: Projection) -> str:
+    """The hint of ``NothingToEvaluate``."""
+    if any("metrics" in why for why in _idle_models(projection)):
+        return ("Give --metrics (Nsight Compute) for the kernel models, or compare traces that share "
+                "copies of the same kinds")
+    return "Compare two runs of the same program, with ops of the kinds the models project (`nodecast models`)"

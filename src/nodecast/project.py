@@ -15,14 +15,22 @@ import pandas as pd
 
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult, get_models
+from nodecast.models.one_byte import check_given
 from nodecast.traces.kinds import OpKind, TransferClass
 from nodecast.traces.trace import Trace
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from nodecast.traces.ncu import KernelMetrics
 
 _CLASS_KEYS = np.array([c.key for c in TransferClass], dtype=object)
 _KIND_KEYS = np.array([k.name.lower() for k in OpKind], dtype=object)
+
+
+#: ``Projection.summary`` rows: the ops some model projected, and those none did.
+TOTAL_PROJECTED = "total projected"
+NOT_PROJECTED = "not projected"
 
 
 def op_category(trace: Trace) -> np.ndarray:
@@ -93,13 +101,18 @@ class Projection:
         return df
 
     def summary(self) -> pd.DataFrame:
-        """Per category and in total: ops, bytes, source time, projected time per model.
+        """Per category, then ``TOTAL_PROJECTED`` and ``NOT_PROJECTED``: ops, bytes, source time, time per model.
 
-        A model's sum covers only the ops it handled; ``<model>_ops`` says how
-        many that is, so a partial sum is never mistaken for a full one.
+        The ``TOTAL_PROJECTED`` row covers the ops at least one model
+        projected, so its source time and the models' sums are over the same
+        ops; the ops no model projected are the ``NOT_PROJECTED`` row (source
+        time only), present only when there are some. A model's sum covers
+        only the ops it handled; ``<model>_ops`` says how many that is, so a
+        partial sum is never mistaken for a full one.
         """
         cats = op_category(self.trace)
         keep = self.trace["kind"] != OpKind.SYNC
+        projected = self.handled_by_any[keep]
         df = pd.DataFrame({"category": cats[keep], "bytes": self.trace["bytes"][keep],
                            "source_s": self.source_s[keep]})
         for name, r in self.results.items():
@@ -110,8 +123,20 @@ class Projection:
             agg[f"{name}_s"] = (f"{name}_s", "sum")  # pandas sum skips NaN
             agg[f"{name}_ops"] = (f"{name}_ops", "sum")
         by_cat = df.groupby("category", sort=True).agg(**agg).reset_index()
-        total = {"category": "total", **{k: by_cat[k].sum() for k in by_cat.columns if k != "category"}}
-        out = pd.concat([by_cat, pd.DataFrame([total])], ignore_index=True)
+
+        def row(label: str, sel: np.ndarray) -> dict[str, object]:
+            part = df[sel]
+            out: dict[str, object] = {"category": label, "ops": len(part), "bytes": part["bytes"].sum(),
+                                      "source_s": part["source_s"].sum()}
+            for name in self.results:
+                out[f"{name}_s"] = part[f"{name}_s"].sum()
+                out[f"{name}_ops"] = part[f"{name}_ops"].sum()
+            return out
+
+        rows = [row(TOTAL_PROJECTED, projected)]
+        if not projected.all():
+            rows.append(row(NOT_PROJECTED, ~projected))
+        out = pd.concat([by_cat, pd.DataFrame(rows, columns=by_cat.columns)], ignore_index=True)
         for name in self.results:  # a sum over no op is "not projected", not 0 s
             out.loc[out[f"{name}_ops"] == 0, f"{name}_s"] = np.nan
         return out
@@ -133,14 +158,19 @@ def project(
     model_names: list[str] | None = None,
     kind: str | None = None,
     metrics: KernelMetrics | None = None,
+    one_byte_s: Mapping[str, float] | None = None,
 ) -> Projection:
     """Run the chosen (default: all registered) models of ``kind`` over ``trace``.
 
     ``metrics`` (Nsight Compute, ``nodecast.traces.ncu.read_ncu_csv``) go to
     every model that takes kernel metrics; their rows join the trace's kernel
-    rows by name and launch order. Models that project no op of this trace
-    are listed in ``Projection.idle`` with the reason, not in ``results``.
+    rows by name and launch order. ``one_byte_s`` (transfer class key such as
+    ``htod_pinned``, or ``"all"`` -> seconds) sets the 1-byte cost L+O of the
+    transfer models that use one (``nodecast.models.one_byte`` step 1). Models
+    that project no op of this trace are listed in ``Projection.idle`` with
+    the reason, not in ``results``.
     """
+    given = check_given(one_byte_s)  # checked even when no model uses it: a typo is never ignored
     models = get_models(model_names, kind)
     results: dict[str, ModelResult] = {}
     idle: dict[str, str] = {}
@@ -148,6 +178,8 @@ def project(
     for model in models:
         if metrics is not None and hasattr(model, "metrics"):
             model.metrics = metrics  # type: ignore[attr-defined]
+        if given and hasattr(model, "one_byte_given_s"):
+            model.one_byte_given_s = dict(given)  # type: ignore[attr-defined]
         result = model.project(trace, source, target)
         if model_names is None and not result.handled.any():
             idle[model.name] = result.notes[0] if result.notes else "no op of this trace is of a kind it models"

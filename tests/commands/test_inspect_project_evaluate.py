@@ -58,7 +58,7 @@ def test_project_writes_every_model_side_by_side(tmp_path, capsys):
         assert f"{model}_s" in ops.columns
         assert ops[f"{model}_s"].notna().sum() == 2900
     s = pd.read_csv(summary).set_index("category")
-    assert s.loc["total", "ahead_s"] == pytest.approx(s.drop("total")["ahead_s"].sum())
+    assert s.loc["total projected", "ahead_s"] == pytest.approx(s.drop("total projected")["ahead_s"].sum())
     out = capsys.readouterr().out
     assert "Ops no model could handle" not in out  # only transfers + syncs here
     # the header counts the ops the table covers, and says what was set aside
@@ -204,3 +204,93 @@ def test_project_huge_bytes_is_one_line(tmp_path, capsys):
     path.write_text(json.dumps({"traceEvents": [event]}))
     assert main(["project", str(path), "--from", "titan", "--to", "summit"]) == 2
     assert "huge.json: args.bytes: out of range" in _one_error_line(capsys)
+
+
+# -- totals, nothing to evaluate, --one-byte-us, counts in words ---------------------------------
+def test_project_total_row_covers_the_same_ops(shared_traces, tmp_path, capsys):
+    """The total row's source time covers the projected ops only; kernels without metrics are a row apart
+    (on AHEAD's LAMMPS trace the total used to add their 2.88 s to the source column and nothing to the models')."""
+    summary = tmp_path / "summary.csv"
+    assert main(["project", str(shared_traces / "nvprof_ahead-lammps_summit-v100.nvvp"), "--from", "summit",
+                 "--to", "summit", "--summary", str(summary)]) == 0
+    s = pd.read_csv(summary).set_index("category")
+    copies = s.loc[["dtoh_pageable", "dtoh_pinned", "htod_pinned"]]
+    assert s.loc["total projected", "ahead_s"] == pytest.approx(copies["ahead_s"].sum())
+    assert s.loc["total projected", "source_s"] == pytest.approx(copies["source_s"].sum())
+    assert s.loc["not projected", "source_s"] == pytest.approx(s.loc["kernel", "source_s"])
+    out = capsys.readouterr().out
+    assert "total projected" in out and "not projected" in out
+
+
+@pytest.mark.parametrize("outputs", [[], ["--png", "OUT/box.png"], ["--png", "OUT/box.png", "-o", "OUT/pairs.csv",
+                                                                    "--table", "OUT/wmape.csv"]])
+def test_evaluate_nothing_to_evaluate_is_one_line(shared_traces, tmp_path, capsys, outputs):
+    """The H100/MI300X pair has nothing a model projects: one line saying why, exit 2, no file written
+    (it was a matplotlib traceback with --png, and an all-'—' table with exit 0 without)."""
+    argv = ["evaluate", str(shared_traces / "kineto_nsfw-image-detection_h100.json.gz"),
+            str(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz"), "--from", "h100-sxm5-server",
+            "--to", "h200-node", *[a.replace("OUT", str(tmp_path)) for a in outputs]]
+    assert main(argv) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("nodecast: error: nothing to evaluate: A has kernel x154, memset x2; B has kernel x155")
+    assert "no model projected any op of A" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_byte_us_sets_the_cost(tmp_path, capsys):
+    """--one-byte-us KIND=µs (repeatable, or all=) replaces L+O, and the note says where it came from."""
+    out = tmp_path / "ops.csv"
+    assert main(["project", TITAN_PINNED, "--from", "titan", "--to", "summit", "--models", "ahead,ahead-no-latency",
+                 "--one-byte-us", "htod_pinned=1.792", "--one-byte-us", "dtod=3", "-o", str(out)]) == 0
+    ops = pd.read_csv(out)
+    one = ops[ops["bytes"] == 1]
+    assert (one["ahead_s"] - one["ahead-no-latency_s"]).to_numpy() == pytest.approx(1.792e-6)
+    assert "1-byte cost (L+O) of htod_pinned: 1.792 µs, given (--one-byte-us htod_pinned=1.792)" in \
+        capsys.readouterr().out
+
+
+def test_evaluate_one_byte_us_with_summits_own_cost(capsys, tmp_path):
+    """Giving Summit's own 1-byte cost (1.792 µs, its sample's median) lowers AHEAD's MAPE below Titan's 0.96 µs."""
+    table = tmp_path / "t.csv"
+    assert main(["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit", "--models", "ahead",
+                 "--table", str(table)]) == 0
+    before = pd.read_csv(table).set_index("model").loc["ahead", "MAPE"]
+    assert main(["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit", "--models", "ahead",
+                 "--one-byte-us", "all=1.792", "--table", str(table)]) == 0
+    after = pd.read_csv(table).set_index("model").loc["ahead", "MAPE"]
+    assert after < before / 2
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("htod_pinned", "expected KIND=µs"),
+    ("htod=2", "unknown transfer kind 'htod'"),
+    ("htod_pinned=fast", "not a number of µs"),
+    ("htod_pinned=0", "must be above 0"),
+    ("all=nan", "must be above 0"),
+])
+def test_bad_one_byte_us(tmp_path, capsys, value, message):
+    """A malformed --one-byte-us is one line naming the option, exit 2, nothing written."""
+    assert main(["project", TITAN_PINNED, "--from", "titan", "--to", "summit", "--one-byte-us", value,
+                 "-o", str(tmp_path / "ops.csv")]) == 2
+    line = _one_error_line(capsys)
+    assert "--one-byte-us" in line and message in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def _kineto_copies(path: Path, sizes: list[int]) -> str:
+    """A Kineto JSON (CUPTI's format) of pinned HtoD copies of the given sizes on one stream."""
+    events = [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
+               "ts": 10 * i, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": i + 1, "bytes": n}}
+              for i, n in enumerate(sizes)]
+    path.write_text(json.dumps({"traceEvents": events}))
+    return str(path)
+
+
+def test_evaluate_counts_in_words(tmp_path, capsys):
+    """One re-aligned group reads "1 group re-aligned", not "1 groups"."""
+    a = _kineto_copies(tmp_path / "a.json", [10, 20, 30, 40])
+    b = _kineto_copies(tmp_path / "b.json", [10, 20, 99, 30, 40])
+    assert main(["evaluate", a, b, "--from", "titan", "--to", "summit"]) == 0
+    out = capsys.readouterr().out
+    assert "1 group re-aligned on its byte or kernel-name sequence" in out
+    assert "aligned 4 op pairs; evaluated 4 projected ops; unmatched: 0 in A, 1 in B" in out

@@ -226,3 +226,44 @@ def test_project_uses_kernel_model_when_metrics_are_given(machines):
     assert (with_metrics.results["roofline"].time_s > 0).all()
     without = project(trace, src, tgt, kind="kernel")
     assert "roofline" in without.idle and not without.results
+
+
+# -- total row, kernels whose short names coincide ------------------------------------------------
+# Two EigenMetaKernel template instances as TensorFlow's kernels are named (demangled): they differ only
+# inside nested template arguments, which the table's short names fold into <…>.
+EIGEN_SUM = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+             "Eigen::Tensor<float, 1, 1, int>, 16>, Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_right<float, "
+             "float, Eigen::internal::scalar_sum_op<float, float> > > > const, Eigen::GpuDevice>, int>"
+             "(Eigen::TensorEvaluator<...>, int)")
+EIGEN_PRODUCT = EIGEN_SUM.replace("scalar_sum_op", "scalar_product_op")
+
+
+def _wide_csv(path: Path, launches: list[tuple[str, int]]) -> Path:
+    """An ncu --csv --page raw export (one column per metric, units row) of the given (kernel, ns) launches."""
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","gpu__time_duration.sum","dram__bytes.sum",'
+            '"lts__t_bytes.sum","l1tex__t_bytes.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum",'
+            '"sm__sass_thread_inst_executed_op_fadd_pred_on.sum","sm__sass_thread_inst_executed_op_fmul_pred_on.sum"\n'
+            '"","","","","","nsecond","byte","byte","byte","inst","inst","inst"\n')
+    rows = "".join(f'"{i}","1","python","h","{name}","{ns}","4000000","4000000","4000000","1000","10","10"\n'
+                   for i, (name, ns) in enumerate(launches))
+    path.write_text(head + rows)
+    return path
+
+
+def test_alike_short_names_are_numbered_and_totalled(machines, tmp_path, capsys, monkeypatch):
+    """Two Eigen kernels with one short name get #1 and #2, a total row sums every launch, -o keeps full names."""
+    monkeypatch.setenv("COLUMNS", "250")
+    src, tgt = machines
+    csv = _wide_csv(tmp_path / "eigen.csv", [(EIGEN_SUM, 5000), (EIGEN_PRODUCT, 7000), (EIGEN_SUM, 6000)])
+    out = tmp_path / "launches.csv"
+    assert main(["kernels", str(csv), "--from", src, "--to", tgt, "--models", "dram-ratio", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    label = "Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<…>, int>"
+    assert f"{label} #1" in text and f"{label} #2" in text
+    assert "3 kernel launches (2 kernels)" in text
+    total = next(line for line in text.splitlines() if "│ total" in line)
+    assert total.split("│")[2:4] == ["        3 ", "    18 µs "]
+    assert "numbered" in text and "-o writes their full names" in text
+    df = pd.read_csv(out)
+    assert df["kernel"].tolist() == [EIGEN_SUM, EIGEN_PRODUCT, EIGEN_SUM]
+    assert df["label"].tolist() == [f"{label} #1", f"{label} #2", f"{label} #1"]

@@ -79,6 +79,18 @@ def test_flops_ratio_uses_the_dominant_precision():
     assert res.time_s[1] == pytest.approx(0.234679e-3, rel=1e-5)
 
 
+def test_flops_ratio_notes_count_out_of_every_launch():
+    """Each precision's note counts its launches out of all of them, those without FLOP said inside FP32's count
+    (it read "1 kernel launches without FLOP" and "2 kernel launches FP32", the 1 being one of the 2)."""
+    km = metrics([{"duration_s": 1e-3, "fp64_fma_inst": 1e8}, {"duration_s": 1e-3, "fp32_add_inst": 1e6},
+                  {"duration_s": 1e-3}])
+    notes = FlopsRatioModel(km).project(trace_from_metrics(km), V100, H100).notes
+    assert notes[0].startswith("1 of 3 launches at the FP64 FMA peaks: x0.276")
+    assert notes[1].startswith("2 of 3 launches at the FP32 FMA peaks (1 of them without FLOP, scaled by FP32 "
+                               "by default): x0.235")
+    assert len(notes) == 2
+
+
 def test_plain_roofline_memory_and_compute_bound():
     """Eq. 1 on each GPU, DRAM only: a memory-bound kernel scales like DRAM, a compute-bound one like the peak."""
     # Memory-bound: max(4e8/846e9 = 4.72813e-4, 2e8/6.89e12 = 2.90276e-5) on V100; max(4e8/1907e9 = 2.09754e-4,

@@ -24,6 +24,8 @@ from nodecast.models.roofline import (
     measured_gpu_toml,
     project_kernels,
     project_metrics,
+    short_kernel_labels,
+    short_kernel_name,
 )
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, read_ncu_csv, trace_from_metrics
@@ -196,6 +198,20 @@ def test_efficiency_above_one_is_capped_with_a_note():
     assert proj.efficiency["dram"][0] > 1
     assert proj.time_level["dram"][0] == pytest.approx(4e8 / 1907e9)
     assert any("capped at 1" in n for n in proj.notes)
+    assert any(n.startswith("1 of 1 launch ran faster") for n in proj.notes)
+
+
+def test_labels_of_kernels_whose_short_names_coincide():
+    """Three real EigenMetaKernel instances (TensorFlow on a GTX Titan X, nvprof) get one label each, numbered."""
+    stem = ("_ZN5Eigen8internal15EigenMetaKernelINS_15TensorEvaluatorIKNS_14TensorAssignOpINS_9TensorMapINS_6Tensor"
+            "IfLi1ELi1EiEELi16ENS_11MakePointerEEEKNS_18TensorCwiseUnaryOpINS0_12scalar_rightIffNS0_")
+    names = [stem + "17scalar_product_opIffEEEEKNS4_INS5_IKfLi1ELi1EiEELi16ES7_EEEEEENS_9GpuDeviceEEEiEEvT_T0_",
+             stem + "13scalar_sum_opIffEEEEKNS4_INS5_IKfLi1ELi1EiEELi16ES7_EEEEEENS_9GpuDeviceEEEiEEvT_T0_",
+             "cleanup(float*, float*, float*, float*, bool, int)"]
+    labels = short_kernel_labels([names[0], names[2], names[1], names[0]])
+    short = short_kernel_name(names[0])
+    assert short == short_kernel_name(names[1])
+    assert labels == {names[0]: f"{short} #1", names[2]: "cleanup", names[1]: f"{short} #2"}
 
 
 # -- GPU figures ---------------------------------------------------------------------------------

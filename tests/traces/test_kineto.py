@@ -311,3 +311,53 @@ def test_us_text_to_ns_reasons(values, reason):
     """us_text_to_ns says why a value cannot be converted (never wraps a huge one silently)."""
     with pytest.raises(ValueError, match=reason):
         us_text_to_ns(["1", *values])
+
+
+# -- ROCm copies -------------------------------------------------------------------------------
+# Built in the test from Kineto's own writers (pytorch/kineto libkineto/src/RoctracerActivity_inl.h and
+# RocprofActivity_inl.h): GPU copies are "Memcpy <DtoH|HtoD|DtoD|HtoH> (<Host|Device> -> <Host|Device>)" with
+# args device/stream/correlation/kind/bytes; the HIP call (cat cuda_runtime) carries the same correlation
+# and args.kind = the hipMemcpyKind asked for (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 Default), as text.
+# roctracer-era Kineto named the GPU op after roctracer_op_string ("CopyDeviceToHost"...).
+def _rocm_doc(copies):
+    """A ROCm Kineto document with one GPU copy and its HIP call per (gpu name, gpu kind, api name, api kind, bytes)."""
+    events = []
+    for i, (name, gpu_kind, api_name, api_kind, nbytes) in enumerate(copies):
+        corr = 100 + i
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": api_name, "pid": 1, "tid": 1, "ts": 10 * i,
+                       "dur": 1, "args": {"cid": 40, "correlation": corr, "src": "0x7f00", "dst": "0x7f80",
+                                          "bytes": str(nbytes), "kind": str(api_kind)}})
+        events.append({"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": 2, "tid": 0, "ts": 10 * i + 2,
+                       "dur": "2.240", "args": {"device": 2, "stream": 0, "correlation": corr, "kind": gpu_kind,
+                                                "bytes": nbytes}})
+    return {"traceEvents": events, "roctracer_version": 4.1, "hip_runtime_version": 60443483,
+            "deviceProperties": [{"id": 0, "name": "AMD Instinct MI300X VF"}]}
+
+
+def test_rocm_host_copies_labelled_dtod_take_the_direction_of_their_hip_call():
+    """A 1-byte DtoH copy that ROCm's tracer labels DtoD (ROCm/roctracer#45) is read as DtoH, host memory unknown."""
+    doc = _rocm_doc([("Memcpy DtoD (Device -> Device)", "DtoD", "hipMemcpyWithStream", 2, 1),
+                     ("Memcpy DtoD (Device -> Device)", "DtoD", "hipMemcpyAsync", 1, 4),
+                     ("Memcpy DtoD (Device -> Device)", "DtoD", "hipMemcpyAsync", 3, 64),
+                     ("Memcpy DtoD (Device -> Device)", "DtoD", "hipMemcpyAsync", 4, 64)])
+    trace = kineto_from_document(doc, source="rocm.json")
+    assert trace["copy_kind"].tolist() == [CopyKind.DTOH, CopyKind.HTOD, CopyKind.DTOD, CopyKind.DTOD]
+    assert trace["src_mem"].tolist() == [MemKind.DEVICE, MemKind.UNKNOWN, MemKind.DEVICE, MemKind.DEVICE]
+    assert trace["dst_mem"].tolist() == [MemKind.UNKNOWN, MemKind.DEVICE, MemKind.DEVICE, MemKind.DEVICE]
+    notes = " ".join(trace.meta.notes)
+    assert "2 copies labelled DtoD by the ROCm tracer are host copies by their HIP call" in notes
+    assert "pinned or pageable" in notes
+
+
+@pytest.mark.parametrize(("name", "gpu_kind", "expected"), [
+    ("Memcpy DtoH (Device -> Host)", "DtoH", (CopyKind.DTOH, MemKind.DEVICE, MemKind.UNKNOWN)),
+    ("Memcpy HtoD (Host -> Device)", "HtoD", (CopyKind.HTOD, MemKind.UNKNOWN, MemKind.DEVICE)),
+    ("CopyDeviceToHost", "", (CopyKind.DTOH, MemKind.DEVICE, MemKind.UNKNOWN)),
+    ("CopyHostToDevice2D", "", (CopyKind.HTOD, MemKind.UNKNOWN, MemKind.DEVICE)),
+    ("CopyDeviceToDevice", "", (CopyKind.DTOD, MemKind.DEVICE, MemKind.DEVICE)),
+    ("Memcpy", "DtoH", (CopyKind.DTOH, MemKind.DEVICE, MemKind.UNKNOWN)),
+])
+def test_rocm_copy_labels(name, gpu_kind, expected):
+    """Every ROCm copy label Kineto writes gives the direction, the device side, and an unknown host side."""
+    trace = kineto_from_document(_rocm_doc([(name, gpu_kind, "hipMemcpyAsync", 4, 8)]))
+    assert (trace["copy_kind"][0], trace["src_mem"][0], trace["dst_mem"][0]) == expected

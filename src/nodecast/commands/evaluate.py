@@ -7,8 +7,10 @@ import sys
 
 
 from nodecast.commands import common
+from nodecast.commands.project import add_one_byte_option, one_byte_given
 from nodecast.evaluate import UNCHANGED, evaluate
 from nodecast.report import tables as t
+from nodecast.report.words import plural
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_machine_options(p)
     common.add_model_option(p)
     common.add_metrics_option(p)
+    add_one_byte_option(p)
     p.add_argument("--png", metavar="FILE", help="box plot of per-op errors per model and transfer kind")
     p.add_argument("-o", "--output", metavar="FILE", help="matched ops with actual and projected times")
     p.add_argument("--table", metavar="FILE", help="the WMAPE table (.csv, .parquet or .json)")
@@ -37,18 +40,22 @@ def run(args: argparse.Namespace) -> int:
         if out:
             check(out)
             check_writable(out, option)
+    given = one_byte_given(args)
     source, target = common.machines(args)
     a = common.trace(args.trace_a)
     b = common.trace(args.trace_b)
-    ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args))
+    ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args),
+                  one_byte_s=given)
     console = t.console()
     al = ev.alignment
+    realigned = al.realigned_groups
     console.print(
-        f"A: [bold]{a.meta.source}[/] ({len(a):,} ops on {source.name})\n"
-        f"B: [bold]{b.meta.source}[/] ({len(b):,} ops on {target.name})\n"
-        f"aligned {len(al.index_a):,} op pairs; evaluated {len(ev.actual_s):,} projected transfers; "
+        f"A: [bold]{a.meta.source}[/] ({plural(len(a), 'op')} on {source.name})\n"
+        f"B: [bold]{b.meta.source}[/] ({plural(len(b), 'op')} on {target.name})\n"
+        f"aligned {plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}; "
         f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
-        + (f"; {al.realigned_groups} groups re-aligned on byte sequence" if al.realigned_groups else ""),
+        + (f"; {plural(realigned, 'group')} re-aligned on {'its' if realigned == 1 else 'their'} byte or "
+           "kernel-name sequence" if realigned else ""),
         highlight=False,
         soft_wrap=True,
     )

@@ -3,8 +3,10 @@
 Reads Nsight Compute CSV exports (one wide ``--page raw`` file, or several
 files of one metric each, joined by kernel name and occurrence) and projects
 every launch with the hierarchical roofline model (Van Lanker et al.,
-Euro-Par 2024) and the kernel baselines. Prints one row per kernel name;
-``-o`` writes one row per launch with every intermediate quantity.
+Euro-Par 2024) and the kernel baselines. Prints one row per kernel name and a
+total row; kernels whose short names coincide are numbered (#1, #2). ``-o``
+writes one row per launch with the full kernel name, its label and every
+intermediate quantity.
 ``--print-ncu-command`` prints the ncu command that collects the metrics.
 """
 
@@ -56,7 +58,10 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     from nodecast.fileio import check_writable
     from nodecast.machines import load_machine
+    import pandas as pd
+
     from nodecast.models.roofline import project_metrics, short_kernel_name
+    from nodecast.report.words import plural
     from nodecast.models.sass import SassComparison
     from nodecast.report import tables as t
     from nodecast.report.export import check_table_path, write_table
@@ -81,37 +86,47 @@ def run(args: argparse.Namespace) -> int:
     proj = project_metrics(metrics, source, target, models, sass)
     launches = proj.launches()  # computed before anything is written or printed
     console = t.console()
-    console.print(f"[bold]{len(metrics)} kernel launches[/] ({len(metrics.kernel_names)} kernels) "
+    console.print(f"[bold]{plural(len(metrics), 'kernel launch', 'kernel launches')}[/] "
+                  f"({plural(len(metrics.kernel_names), 'kernel')}) "
                   f"profiled on {source.name} ({source.gpu.model}), projected onto {target.name} "
                   f"({target.gpu.model})")
     if args.per_launch:
-        cols = ["kernel", "occurrence", "source_s"]
+        cols = ["label", "occurrence", "source_s"]
         if proj.roofline is not None:
             cols += ["bound_target", "roofline_low_s", "roofline_high_s"]
         cols += [f"{n}_s" for n in proj.results]
         table = launches[cols].copy()
     else:
-        table = proj.summary()
-    names = {n: short_kernel_name(n) for n in table["kernel"].unique()}
-    table["kernel"] = table["kernel"].map(names)
+        table = proj.summary().drop(columns="kernel")
+    total = {k: v for k, v in proj.total().items() if k in table.columns}
+    table = pd.concat([table, pd.DataFrame([total])], ignore_index=True).rename(columns={"label": "kernel"})
+    numbered = sorted({lab for full, lab in zip(launches["kernel"], launches["label"], strict=True)
+                       if lab != short_kernel_name(full)})
     if "bound_target" in table:
         table = table.rename(columns={"bound_target": "bound"})
     if "roofline_low_s" in table:
         lo, hi = table.pop("roofline_low_s"), table.pop("roofline_high_s")
         at = list(table.columns).index("bound") + 1 if "bound" in table else len(table.columns)
         table.insert(at, "interval (roofline)", [f"{t.fmt_seconds(a)} – {t.fmt_seconds(b)}" for a, b in zip(lo, hi, strict=True)])
+    for col in ("bound", "occurrence"):
+        if col in table:
+            table[col] = table[col].astype(object).where(table["kernel"] != "total", "")
     fmts = {c: t.fmt_seconds for c in table.columns if c.endswith("_s")}
     fmts["launches"] = t.fmt_int
     t.render(table, f"Kernel time on {source.name} (source_s, measured under ncu) and projected on "
              f"{target.name} per model (<model>_s; sums over launches; bound: the largest term on the target)",
              fmts, console)
+    if numbered:
+        console.print(f"  note: different kernels whose short names coincide are numbered ({', '.join(numbered)}) "
+                      "in order of first launch; -o writes their full names (columns kernel and label)",
+                      highlight=False, markup=False, soft_wrap=True)
     for note in proj.notes():
         console.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
     if args.target_metrics:
         _report_against_target(args, metrics, source, target, models, console)
     if args.output:
         write_table(launches, args.output)
-        console.print(f"wrote {len(launches)} launches to {args.output}")
+        console.print(f"wrote {plural(len(launches), 'launch', 'launches')} to {args.output}")
     return 0
 
 
@@ -119,6 +134,7 @@ def _report_against_target(args: argparse.Namespace, metrics, source, target, mo
     """MAPE and WMAPE of every kernel model against the durations measured on the target (same program)."""
     from nodecast.evaluate import evaluate
     from nodecast.report import tables as t
+    from nodecast.report.words import plural
     from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
 
     measured = read_ncu_csv(args.target_metrics)
@@ -129,8 +145,8 @@ def _report_against_target(args: argparse.Namespace, metrics, source, target, mo
     table.insert(1, "type", ["reference" if m == "unchanged" else
                              "baseline" if m in {x.name for x in ev.projection.models if x.baseline} else "model"
                              for m in table["model"]])
-    console.print(f"{len(ev.actual_s):,} launches paired with the target run by kernel name and occurrence; "
-                  f"unmatched: {len(al.unmatched_a)} source, {len(al.unmatched_b)} target", soft_wrap=True)
+    console.print(f"{plural(len(ev.actual_s), 'launch', 'launches')} paired with the target run by kernel name and "
+                  f"occurrence; unmatched: {len(al.unmatched_a)} source, {len(al.unmatched_b)} target", soft_wrap=True)
     t.render(table, f"Error against the launches measured on {target.name}",
              {"MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "ops": t.fmt_int}, console,
              caption="MAPE = 100 * mean(|A - P| / A) over launches (the roofline paper's metric); "

@@ -9,8 +9,9 @@ import numpy as np
 
 from nodecast.commands import common
 from nodecast.models.base import get_models, model_names
-from nodecast.project import project
+from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, project
 from nodecast.report import tables as t
+from nodecast.report.words import plural
 from nodecast.traces.kinds import OpKind
 
 
@@ -21,12 +22,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_machine_options(p)
     common.add_model_option(p)
     common.add_metrics_option(p)
+    add_one_byte_option(p)
     p.add_argument("-o", "--output", metavar="FILE", help="per-op table (.csv, .parquet or .json)")
     p.add_argument("--summary", metavar="FILE", help="summary table (.csv, .parquet or .json)")
     p.set_defaults(func=run)
     # --list-models works without a trace or machines.
     lp = sub.add_parser("models", help="list the projection models", description="List the registered models.")
     lp.set_defaults(func=list_models)
+
+
+def add_one_byte_option(parser: argparse.ArgumentParser) -> None:
+    """--one-byte-us KIND=µs, repeatable (shared by project and evaluate)."""
+    parser.add_argument("--one-byte-us", metavar="KIND=US", action="append", default=None,
+                        help="1-byte cost L+O in µs of one transfer kind (htod_pinned=2.5) or of every kind "
+                             "(all=2.5); repeatable; used instead of machine files and the trace's estimate")
+
+
+def one_byte_given(args: argparse.Namespace) -> dict[str, float] | None:
+    """--one-byte-us as ``{kind: seconds}`` (kinds and ranges are checked by the library)."""
+    from nodecast.errors import InputError
+
+    if not args.one_byte_us:
+        return None
+    out: dict[str, float] = {}
+    for text in args.one_byte_us:
+        kind, sep, value = (part.strip() for part in text.partition("="))
+        if not sep or not kind or not value:
+            raise InputError(f"expected KIND=µs, got {text!r}", key="--one-byte-us",
+                             hint="e.g. --one-byte-us htod_pinned=2.5, or all=2.5 for every kind")
+        try:
+            us = float(value)
+        except ValueError:
+            raise InputError(f"{kind}: not a number of µs ({value!r})", key="--one-byte-us") from None
+        if kind.lower() in out:
+            raise InputError(f"{kind} is given twice", key="--one-byte-us")
+        out[kind.lower()] = us * 1e-6
+    return out
 
 
 def list_models(args: argparse.Namespace) -> int:
@@ -51,28 +82,31 @@ def run(args: argparse.Namespace) -> int:
         if out:
             check_table_path(out)
             check_writable(out, option)
+    given = one_byte_given(args)
     source, target = common.machines(args)
     tr = common.trace(args.trace)
-    proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args))
+    proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args),
+                   one_byte_s=given)
     console = t.console()
     n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
     # Synchronisations are records of the host waiting, not GPU work: say how many were set aside.
-    syncs = f" (and {n_sync:,} synchronisation records, not projected: they are not GPU work)" if n_sync else ""
-    console.print(f"[bold]{tr.meta.source}[/]: {len(tr) - n_sync:,} GPU ops{syncs}, projected {source.name} -> {target.name}",
-                  soft_wrap=True)
+    syncs = (f" (and {plural(n_sync, 'synchronisation record')}, not projected: they are not GPU work)"
+             if n_sync else "")
+    console.print(f"[bold]{tr.meta.source}[/]: {plural(len(tr) - n_sync, 'GPU op')}{syncs}, "
+                  f"projected {source.name} -> {target.name}", soft_wrap=True)
     summary = proj.summary()
     shown = summary.copy()
     # Per-model op counts add a column per model; show them only where a model
     # handled part of a row (else "—" in its time column says it all).
-    rows = shown["category"] != "total"
     partial = [n for n in proj.results
-               if ((shown[f"{n}_ops"] != 0) & (shown[f"{n}_ops"] != shown["ops"]))[rows].any()]
+               if ((shown[f"{n}_ops"] != 0) & (shown[f"{n}_ops"] != shown["ops"])).any()]
     shown = shown.drop(columns=[f"{n}_ops" for n in proj.results if n not in partial])
     shown = shown.rename(columns={f"{n}_s": n for n in proj.results})
     fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds,
             **dict.fromkeys(proj.results, t.fmt_seconds), **{f"{n}_ops": t.fmt_int for n in partial}}
     t.render(shown, f"GPU time on {source.name} (source_s) and projected on {target.name} per model "
-             "(— : not projected by that model; totals cover the ops each model projected)", fmts, console)
+             f"(— : not projected by that model; '{TOTAL_PROJECTED}' sums the ops some model projected, "
+             f"'{NOT_PROJECTED}' the others; <model>_ops: ops in a model's sum where it differs)", fmts, console)
     unhandled = proj.unhandled()
     if len(unhandled):
         t.render(unhandled, "Ops no model could handle (not projected)",

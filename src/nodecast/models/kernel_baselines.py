@@ -32,6 +32,7 @@ import numpy as np
 
 from nodecast.models.base import ModelResult, register
 from nodecast.models.roofline import MODEL_PRECISIONS, GpuFigures, gpu_figures
+from nodecast.report.words import plural
 from nodecast.traces.ncu import KernelMetrics, join_trace
 
 if TYPE_CHECKING:
@@ -119,17 +120,21 @@ class FlopsRatioModel(_KernelBaseline):
                notes: list[str]) -> np.ndarray:
         flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
         stack = np.vstack([flop[p] for p in MODEL_PRECISIONS])
-        dom = np.where(stack.max(axis=0) > 0, np.argmax(stack, axis=0), MODEL_PRECISIONS.index("fp32"))
-        if (stack.max(axis=0) <= 0).any():
-            notes.append(f"{int((stack.max(axis=0) <= 0).sum())} kernel launches without FLOP scaled by the FP32 peaks")
+        no_flop = stack.max(axis=0) <= 0
+        dom = np.where(~no_flop, np.argmax(stack, axis=0), MODEL_PRECISIONS.index("fp32"))
         ratio = np.empty(len(t_s))
+        n = len(t_s)
+        # One note per precision, counting launches out of all of them; those without FLOP are said apart,
+        # inside the FP32 count they belong to.
         for i, p in enumerate(MODEL_PRECISIONS):
             sel = dom == i
             if sel.any():
                 r = src.peak(p, "fma", self.name) / tgt.peak(p, "fma", self.name)
                 ratio[sel] = r
-                notes.append(f"{int(sel.sum())} kernel launches {p.upper()}: x{r:.3f} ({src.origin[f'fma.{p}']} -> "
-                             f"{tgt.origin[f'fma.{p}']})")
+                k, bare = int(sel.sum()), int((sel & no_flop).sum())
+                why = f" ({bare} of them without FLOP, scaled by FP32 by default)" if bare else ""
+                notes.append(f"{k} of {plural(n, 'launch', 'launches')} at the {p.upper()} FMA peaks{why}: "
+                             f"x{r:.3f} ({src.origin[f'fma.{p}']} -> {tgt.origin[f'fma.{p}']})")
         return t_s * ratio
 
 

@@ -72,7 +72,7 @@ defaults to the L1 figure (shared memory is carved out of L1 on V100..H100).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -81,6 +81,7 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
+from nodecast.report.words import plural
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, join_trace
 
 if TYPE_CHECKING:
@@ -505,12 +506,14 @@ def project_kernels(
         mean = np.where(nothing, inp.time_s, 2.0 / (1.0 / low + 1.0 / high))
         mean = np.clip(mean, low, high)  # the harmonic mean of equal bounds can round one ulp outside
     if capped.any():
-        notes.append(f"{int(capped.sum())} launches ran faster on the source than their ceiling at some "
+        notes.append(f"{int(capped.sum())} of {plural(len(capped), 'launch', 'launches')} ran faster on the source "
+                     "than their ceiling at some "
                      "level (efficiency > 1: the measured maxima are below what they achieved); "
                      "efficiency capped at 1 so the projection stays under the target's roofline")
     if nothing.any():
-        notes.append(f"{int(nothing.sum())} launches have no FLOP and no memory traffic: "
-                     "projected with their source time")
+        k = int(nothing.sum())
+        notes.append(f"{k} of {plural(len(nothing), 'launch', 'launches')} {'has' if k == 1 else 'have'} no FLOP "
+                     "and no memory traffic: projected with their source time")
     if target_inst is None:
         notes.append("target FLOP = source FLOP (equal instruction counts assumed; no SASS comparison)")
     return RooflineProjection(
@@ -629,6 +632,27 @@ def short_kernel_name(name: str, width: int = 72) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
+def short_kernel_labels(names: Sequence[str], width: int = 72) -> dict[str, str]:
+    """A table label per kernel name: ``short_kernel_name``, numbered where different names shorten alike.
+
+    Two template instances that differ only in nested arguments
+    (``Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<…>, long>``)
+    get `` #1``, `` #2``... in the order the names come (first launch first),
+    so that no two kernels share a row label; the full names stay in the
+    ``kernel`` column of ``KernelProjection.launches``.
+    """
+    unique = list(dict.fromkeys(names))
+    short = {n: short_kernel_name(n, width) for n in unique}
+    groups: dict[str, list[str]] = {}
+    for n in unique:
+        groups.setdefault(short[n], []).append(n)
+    labels = {}
+    for label, members in groups.items():
+        for i, n in enumerate(members, 1):
+            labels[n] = label if len(members) == 1 else f"{label} #{i}"
+    return labels
+
+
 def aggregate_launches(metrics: KernelMetrics, rows: np.ndarray | list[int]) -> KernelMetrics:
     """One launch standing for the selected launches: counts, bytes and durations summed.
 
@@ -669,10 +693,15 @@ class KernelProjection:
     roofline: RooflineProjection | None
 
     def launches(self) -> pd.DataFrame:
-        """One row per launch: identity, source time, roofline detail, ``<model>_s`` per model (SI units)."""
+        """One row per launch: identity, source time, roofline detail, ``<model>_s`` per model (SI units).
+
+        ``kernel`` is the full name, ``label`` the short one the tables show
+        (``short_kernel_labels``: unique, numbered where names shorten alike).
+        """
         t = self.metrics.table
-        df = pd.DataFrame({"kernel": t["kernel"], "occurrence": t["occurrence"], "id": t["id"],
-                           "source_s": t["duration_s"]})
+        labels = short_kernel_labels(t["kernel"].tolist())
+        df = pd.DataFrame({"kernel": t["kernel"], "label": t["kernel"].map(labels), "occurrence": t["occurrence"],
+                           "id": t["id"], "source_s": t["duration_s"]})
         if self.roofline is not None:
             detail = self.roofline.frame().drop(columns=["source_s", "time_s"])
             detail = detail.rename(columns={"low_s": "roofline_low_s", "high_s": "roofline_high_s"})
@@ -684,7 +713,8 @@ class KernelProjection:
     def summary(self) -> pd.DataFrame:
         """One row per kernel name: launches, summed source and projected times, dominant bound."""
         df = self.launches()
-        agg: dict[str, tuple[str, str]] = {"launches": ("source_s", "size"), "source_s": ("source_s", "sum")}
+        agg: dict[str, tuple[str, str]] = {"label": ("label", "first"), "launches": ("source_s", "size"),
+                                           "source_s": ("source_s", "sum")}
         cols = ["source_s"]
         if self.roofline is not None:
             agg["roofline_low_s"] = ("roofline_low_s", "sum")
@@ -696,7 +726,21 @@ class KernelProjection:
         if self.roofline is not None:
             share = df.groupby(["kernel", "bound_target"], sort=False)["source_s"].sum().reset_index()
             top = share.sort_values("source_s", ascending=False).drop_duplicates("kernel")
-            out.insert(3, "bound", out["kernel"].map(dict(zip(top["kernel"], top["bound_target"], strict=True))))
+            out.insert(4, "bound", out["kernel"].map(dict(zip(top["kernel"], top["bound_target"], strict=True))))
+        return out
+
+    def total(self) -> dict[str, object]:
+        """Sums over every launch: ``launches``, ``source_s``, the roofline bounds and ``<model>_s``.
+
+        A model's sum is NaN when it left a launch unprojected, so that a total
+        never covers fewer launches than the source time beside it.
+        """
+        df = self.launches()
+        out: dict[str, object] = {"kernel": "total", "label": "total", "launches": len(df),
+                                  "source_s": float(df["source_s"].sum())}
+        cols = [c for c in ("roofline_low_s", "roofline_high_s") if c in df] + [f"{n}_s" for n in self.results]
+        for c in cols:
+            out[c] = float(df[c].sum()) if df[c].notna().all() else float("nan")
         return out
 
     def notes(self) -> list[str]:

@@ -30,8 +30,9 @@ inter-socket ``socket-bus`` link is taken at its raw rate (``n_hat = n``).
 The link is the slowest on the route between the GPU an op ran on
 (``trace["device"]``) and its CPU socket (``Machine.host_link``). A trace
 device beyond the target's GPU count is mapped to ``device mod count`` (with
-a note). L+O per class comes from ``nodecast.models.one_byte`` (target
-measured > source measured > estimated from the source trace).
+a note). L+O per class comes from ``nodecast.models.one_byte`` (given >
+target measured > source measured > estimated from the source trace's tiny or
+latency-bound copies > AHEAD's measured default; never 0).
 
 Decisions
 ---------
@@ -67,6 +68,7 @@ from nodecast.machines.topology import bottleneck, raw_rate_bps
 from nodecast.models import c2c, nvlink, pcie
 from nodecast.models.base import ModelResult, register
 from nodecast.models.one_byte import OneByteCost, resolve_one_byte
+from nodecast.report.words import plural
 from nodecast.traces.kinds import TransferClass
 
 if TYPE_CHECKING:
@@ -169,8 +171,10 @@ class TransferModelBase(ABC):
     """Shared dispatch of the transfer models: per class, per GPU, per link, vectorized.
 
     Subclasses set the ClassVars and override ``_link_time_s``,
-    ``_staging_time_s`` and ``_dtod_time_s``. ``one_byte_fallback_s`` is the
-    last-resort L+O (``nodecast.models.one_byte`` step 5).
+    ``_staging_time_s`` and ``_dtod_time_s``. ``one_byte_given_s`` (class key
+    or ``"all"`` -> seconds) overrides L+O (``nodecast.models.one_byte`` step
+    1; ``project(..., one_byte_s=...)`` sets it); ``one_byte_fallback_s`` is
+    the value used when nothing else gives one (step 6).
     """
 
     name: ClassVar[str]
@@ -182,6 +186,7 @@ class TransferModelBase(ABC):
     def __init__(self, *, one_byte_fallback_s: float | None = None, one_byte_fallback_label: str = "given default") -> None:
         self.one_byte_fallback_s = one_byte_fallback_s
         self.one_byte_fallback_label = one_byte_fallback_label
+        self.one_byte_given_s: dict[str, float] = {}
 
     # -- hooks ----------------------------------------------------------------
     @abstractmethod
@@ -219,10 +224,11 @@ class TransferModelBase(ABC):
         def machine_key(m: Machine | None) -> tuple[str, str] | None:
             return None if m is None else (m.name, str(m.path))
 
-        key = ("one-byte", machine_key(source), machine_key(target), tuple(present),
+        given = tuple(sorted(self.one_byte_given_s.items()))
+        key = ("one-byte", machine_key(source), machine_key(target), tuple(present), given,
                self.one_byte_fallback_s, self.one_byte_fallback_label)
         return trace.memo(key, lambda: resolve_one_byte(
-            trace, source, target, present,
+            trace, source, target, present, given_s=dict(given),
             fallback_s=self.one_byte_fallback_s, fallback_label=self.one_byte_fallback_label,
         ))
 
@@ -252,7 +258,7 @@ class TransferModelBase(ABC):
         beyond = int((one_gpu & (dev >= count)).sum()) + int(((src >= count) | (dst >= count)).sum())
         if beyond:
             notes.append(
-                f"{beyond} copies ran on GPUs beyond the target's {count}: device i is mapped to "
+                f"{plural(beyond, 'copy', 'copies')} ran on GPUs beyond the target's {count}: device i is mapped to "
                 f"target GPU i mod {count}"
             )
         dev_t = dev % count if int(dev.max(initial=0)) >= count else dev
@@ -288,8 +294,8 @@ class TransferModelBase(ABC):
                 rows = g2g_rows[same]
                 transfer[rows] = self._dtod_time_s(n[rows], target)
                 notes.append(
-                    f"{int(same.sum())} GPU-to-GPU copies land on one GPU of {target.name}: projected as "
-                    "device-to-device copies"
+                    f"{plural(int(same.sum()), 'GPU-to-GPU copy', 'GPU-to-GPU copies')} land on one GPU of "
+                    f"{target.name}: projected as device-to-device copies"
                 )
             pair = src * count + dst
             for code in _present(pair[~same], count * count):
@@ -298,7 +304,8 @@ class TransferModelBase(ABC):
                 try:
                     route = target.route(f"gpu{s}", f"gpu{d}")
                 except InputError:
-                    notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: {len(rows)} copies not projected")
+                    notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: "
+                                 f"{plural(len(rows), 'copy', 'copies')} not projected")
                     transfer[rows] = np.nan
                     handled = handled.copy()  # the accepted mask is shared through the trace's memo
                     handled[rows] = False
@@ -313,7 +320,7 @@ class TransferModelBase(ABC):
         if present & {int(c) for c in MANAGED}:
             k = int((handled & _group_mask(trace, MANAGED)).sum())
             notes.append(
-                f"{k} unified-memory migrations projected like explicit copies over the same link "
+                f"{plural(k, 'unified-memory migration')} projected like explicit copies over the same link "
                 "(eq. 10); page-fault and migration-policy costs are not modelled"
             )
         notes.extend(self._method_notes(target, present))
@@ -327,7 +334,7 @@ class TransferModelBase(ABC):
 
         skipped = int((~handled & (tc != TC.NOT_A_TRANSFER)).sum())
         if skipped:
-            notes.append(f"{skipped} copies of kind HtoH or unclassified not projected (NaN)")
+            notes.append(f"{plural(skipped, 'copy', 'copies')} of kind HtoH or unclassified not projected (NaN)")
         return ModelResult(self.name, time_s, notes=notes)
 
 

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from nodecast.errors import InputError  # noqa: E402
 from nodecast.fileio import atomic_path, check_suffix  # noqa: E402
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -69,6 +70,8 @@ def error_boxplot(evaluation, path: str | Path) -> Path:  # noqa: ANN001 (Evalua
     from nodecast.evaluate import ape, wmape
 
     cats = sorted(set(evaluation.category.tolist()))
+    if not cats:  # ``evaluate`` refuses this case; an Evaluation built by hand may still have it
+        raise InputError("nothing was evaluated: no box to draw", key="--png")
     names = list(evaluation.projected_s)
     width = max(5.0, 1.3 * len(names) + 1.5)
     fig, axes = plt.subplots(1, len(cats), figsize=(width * len(cats), 4.8), squeeze=False)

@@ -14,6 +14,18 @@ exactly (``us_text_to_ns``). Copy direction and memory kinds come from the
 event name (``Memcpy HtoD (Pageable -> Device)``), bytes/device/stream from
 ``args`` (falling back to ``pid``/``tid``), GPU names from ``deviceProperties``.
 
+ROCm traces (roctracer or rocprofiler-sdk under Kineto) label copies
+``Memcpy DtoH (Device -> Host)`` (``args.kind`` ``DtoH``), or, before Kineto's
+rewrite, after roctracer's op string (``CopyDeviceToHost``, ``...2D``). Their
+host side never says whether the memory was pinned or pageable: it stays
+``MemKind.UNKNOWN`` (never guessed), with a note. ROCm's tracer also labels a
+host copy DtoD when the host buffer is device-accessible (ROCm/roctracer#45:
+"reports all kinds of memcpy as CopyDeviceToDevice when using pinned
+memory"), so the direction is taken from the HIP call with the same
+correlation where that call names one (``args.kind``, the ``hipMemcpyKind``
+asked for: 1 HtoD, 2 DtoH, 3 DtoD; or a ``hipMemcpyHtoD``/``DtoH``/``DtoD``
+name), with a note counting the copies it changed.
+
 Bad values: a kernel, memcpy or memset event without ``ts`` or ``dur``, a
 ``ts``/``dur`` that is not a finite number of microseconds (or beyond 2^62 ns),
 a negative ``dur``, an ``args.bytes`` that is not a non-negative integer, or an
@@ -53,14 +65,34 @@ _GPU_CATS = {
 }
 _API_CATS = ("cuda_runtime", "cuda_driver")  # runtime first: it wins on a shared correlation id
 
-# HIP copy kinds as roctracer names them in ``args.kind`` (used when the name has no direction).
+# HIP copy kinds as roctracer names them (the GPU op's name or ``args.kind``, ``Copy`` prefix and ``2D``
+# suffix removed), and as Kineto's getGpuActivityKindString writes them in ``args.kind``.
 _HIP_KINDS = {
     "HOSTTODEVICE": CopyKind.HTOD,
     "DEVICETOHOST": CopyKind.DTOH,
     "DEVICETODEVICE": CopyKind.DTOD,
     "HOSTTOHOST": CopyKind.HTOH,
     "PEERTOPEER": CopyKind.PEER,
+    "HTOD": CopyKind.HTOD,
+    "DTOH": CopyKind.DTOH,
+    "DTOD": CopyKind.DTOD,
+    "HTOH": CopyKind.HTOH,
 }
+# Memory on each side of a HIP copy direction: the host side is never known to be pinned or pageable.
+_HIP_SIDES = {
+    CopyKind.HTOD: (MemKind.UNKNOWN, MemKind.DEVICE),
+    CopyKind.DTOH: (MemKind.DEVICE, MemKind.UNKNOWN),
+    CopyKind.DTOD: (MemKind.DEVICE, MemKind.DEVICE),
+    CopyKind.HTOH: (MemKind.UNKNOWN, MemKind.UNKNOWN),
+    CopyKind.PEER: (MemKind.DEVICE, MemKind.DEVICE),
+}
+# hipMemcpyKind (hip_runtime_api.h), the ``args.kind`` of a HIP copy call; 4 (hipMemcpyDefault) names none.
+_HIP_MEMCPY_KIND = {0: CopyKind.HTOH, 1: CopyKind.HTOD, 2: CopyKind.DTOH, 3: CopyKind.DTOD}
+# How the tracer's labels read in notes.
+_LABELS = {CopyKind.HTOD: "HtoD", CopyKind.DTOH: "DtoH", CopyKind.DTOD: "DtoD", CopyKind.HTOH: "HtoH",
+           CopyKind.PEER: "PtoP", CopyKind.UNKNOWN: "with no direction"}
+# Document keys that only ROCm builds of the PyTorch profiler write.
+_ROCM_KEYS = ("roctracer_version", "rocprofiler_version", "hip_runtime_version", "hip_driver_version")
 
 
 #: Largest |ts| or |dur| accepted, ns: 2^62 ns (146 years) keeps ts + dur inside an int64.
@@ -335,7 +367,11 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
             fill(col, [d[axis] if type(d) is list and len(d) == 3 else 0 for d in dims], 0, f"args.{key}")
 
     kinds = cols["kind"]
-    _decode_copies(gpu, args, cols, np.flatnonzero(kinds == OpKind.MEMCPY))
+    notes: list[str] = []
+    copies = np.flatnonzero(kinds == OpKind.MEMCPY)
+    _decode_copies(gpu, args, cols, copies)
+    if copies.size and _is_rocm(doc, api):
+        _rocm_copies(api, cols, copies, notes)
     memsets = np.flatnonzero(kinds == OpKind.MEMSET)
     labels: dict[str, MemKind] = {}
     cols["dst_mem"][memsets] = [_memset_kind(str(gpu[i].get("name", "")), labels) for i in memsets]
@@ -346,7 +382,6 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
     )
     cols["name_id"][:] = name_ids
 
-    notes: list[str] = []
     _join_api(api, cols, source)
     if "baseTimeNanoseconds" in doc:
         notes.append(f"timestamps kept as written, relative to baseTimeNanoseconds={doc['baseTimeNanoseconds']}")
@@ -441,13 +476,79 @@ def _decode_copies(
     cols["dst_mem"][rows] = table[ids, 2]
 
 
+def _hip_direction(label: str) -> CopyKind:
+    """``CopyDeviceToHost``, ``CopyHostToDevice2D``, ``DtoH``... -> CopyKind (UNKNOWN when none)."""
+    key = label.upper().replace(" ", "").removeprefix("COPY").removesuffix("2D")
+    return _HIP_KINDS.get(key, CopyKind.UNKNOWN)
+
+
 def _decode_copy(name: str, hip_kind: str) -> tuple[CopyKind, MemKind, MemKind]:
-    """(direction, src, dst) of one copy; HIP's ``args.kind`` helps when the name has no direction."""
+    """(direction, src, dst) of one copy: CUPTI's name, else a HIP op name, else HIP's ``args.kind``."""
     copy, src, dst = _common.parse_memcpy_name(name)
     if copy == CopyKind.UNKNOWN:
-        hip = hip_kind.upper().replace(" ", "").removeprefix("COPY")
-        copy = _HIP_KINDS.get(hip, CopyKind.UNKNOWN)
+        copy = _hip_direction(name)
+        if copy == CopyKind.UNKNOWN:
+            copy = _hip_direction(hip_kind)
+        src, dst = _HIP_SIDES.get(copy, (src, dst))
     return copy, src, dst
+
+
+def _is_rocm(doc: Any, api: dict[str, list[dict[str, Any]]]) -> bool:
+    """Whether the trace comes from a ROCm build of the profiler (its keys, or HIP calls)."""
+    if isinstance(doc, dict) and any(k in doc for k in _ROCM_KEYS):
+        return True
+    return any(str(e.get("name", "")).startswith("hip") for cat in _API_CATS for e in api[cat][:100])
+
+
+def _api_direction(event: dict[str, Any]) -> CopyKind:
+    """The direction a HIP copy call asked for: its name (``hipMemcpyDtoHAsync``) or ``args.kind``."""
+    name = str(event.get("name", ""))
+    if name.startswith("hipMemcpy"):
+        token = name.removeprefix("hipMemcpy").removesuffix("Async")
+        if token.upper() in ("HTOD", "DTOH", "DTOD"):
+            return _HIP_KINDS[token.upper()]
+    args = event.get("args")
+    kind = _int(args.get("kind"), -1) if type(args) is dict else -1
+    return _HIP_MEMCPY_KIND.get(kind, CopyKind.UNKNOWN) if type(kind) is int else CopyKind.UNKNOWN
+
+
+def _rocm_copies(api: dict[str, list[dict[str, Any]]], cols: dict[str, np.ndarray], rows: np.ndarray,
+                 notes: list[str]) -> None:
+    """ROCm copies: direction from the HIP call where the tracer's label disagrees; say what is unknown."""
+    asked: dict[int, CopyKind] = {}
+    for e in api["cuda_runtime"]:
+        if str(e.get("name", "")).startswith("hipMemcpy") and type(e.get("args")) is dict:
+            corr = _int(e["args"].get("correlation"), -1)
+            direction = _api_direction(e)
+            if type(corr) is int and corr > 0 and direction != CopyKind.UNKNOWN:
+                asked[corr] = direction
+    if asked:
+        label = cols["copy_kind"][rows]
+        call = np.fromiter((asked.get(int(c), CopyKind.UNKNOWN) for c in cols["correlation"][rows]),
+                           dtype=np.int8, count=len(rows))
+        # Only host copies are corrected: a DtoD call the tracer labels otherwise is left as labelled.
+        fix = ((call == CopyKind.HTOD) | (call == CopyKind.DTOH)) & (call != label)
+        if fix.any():
+            for was in np.unique(label[fix]):
+                n = int(np.count_nonzero(fix & (label == was)))
+                notes.append(
+                    f"{n:,} {'copy' if n == 1 else 'copies'} labelled {_LABELS.get(int(was), CopyKind(int(was)).name)} "
+                    f"by the ROCm tracer {'is a host copy' if n == 1 else 'are host copies'} by their HIP call "
+                    "(hipMemcpyKind): read in the direction the call asked for (ROCm/roctracer#45)"
+                )
+            fixed = rows[fix]
+            cols["copy_kind"][fixed] = call[fix]
+            for direction in (CopyKind.HTOD, CopyKind.DTOH):
+                sel = fixed[call[fix] == direction]
+                cols["src_mem"][sel], cols["dst_mem"][sel] = _HIP_SIDES[direction]
+    kind, src, dst = cols["copy_kind"][rows], cols["src_mem"][rows], cols["dst_mem"][rows]
+    unknown = int(np.count_nonzero(((kind == CopyKind.HTOD) & (src == MemKind.UNKNOWN))
+                                   | ((kind == CopyKind.DTOH) & (dst == MemKind.UNKNOWN))))
+    if unknown:
+        notes.append(
+            f"{unknown:,} host {'copy' if unknown == 1 else 'copies'}: ROCm traces do not record whether host "
+            "memory was pinned or pageable (kept unknown)"
+        )
 
 
 def _memset_kind(name: str, cache: dict[str, MemKind]) -> MemKind:
