@@ -41,27 +41,64 @@ def console(width_when_piped: int | None = 160) -> Console:
     return PipeSafeConsole(width=width_when_piped)
 
 
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, in plain notation (never ``1.02e+03``).
+
+    Thousands are separated (``1,946``); a number of ``digits`` or more
+    integer digits keeps them all (``12,345``); trailing zeros are dropped,
+    as ``%g`` drops them (``1.5``, ``100``).
+    """
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _in_units(value: float, units: tuple[tuple[float, str], ...], integer_base: bool = False) -> str:
+    """``value`` in the largest of ``units`` ((scale, name), ascending) that it reaches, 3 significant digits.
+
+    When rounding carries the shown number up to the next unit's size
+    (``1,024 MiB``, ``1,000 ms``), the next unit is used (``1 GiB``, ``1 s``).
+    ``integer_base``: the smallest unit prints whole numbers (bytes).
+    """
+    a = abs(value)
+    i = max((k for k, (scale, _) in enumerate(units) if a >= scale), default=0)
+    while True:
+        scale, name = units[i]
+        x = value / scale
+        text = f"{x:,.0f}" if integer_base and i == 0 else significant(x)
+        if i + 1 < len(units) and abs(float(text.replace(",", ""))) >= units[i + 1][0] / scale:
+            i += 1
+            continue
+        return f"{text} {name}"
+
+
+_TIME_UNITS = ((1e-9, "ns"), (1e-6, "µs"), (1e-3, "ms"), (1.0, "s"))
+_BYTE_UNITS = tuple((1024.0**k, name) for k, name in enumerate(("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")))
+
+
 def fmt_seconds(value: object) -> str:
-    """A time in seconds printed with an SI prefix (ns, µs, ms, s)."""
+    """A time in seconds printed with an SI prefix (ns, µs, ms, s), 3 significant digits, no exponent."""
     v = float(value)  # type: ignore[arg-type]
     if math.isnan(v):
         return "—"
-    a = abs(v)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-        if a >= scale or unit == "ns":
-            return f"{v / scale:,.3g} {unit}" if a else "0 s"
-    return f"{v} s"  # pragma: no cover
+    if v == 0:
+        return "0 s"
+    return _in_units(v, _TIME_UNITS)
 
 
 def fmt_bytes(value: object) -> str:
-    """A byte count with a binary prefix (KiB = 1024 B)."""
+    """A byte count with a binary prefix (KiB = 1024 B ... EiB), 3 significant digits, no exponent.
+
+    ``1,023 MiB`` stays in MiB; what rounds to 1,024 of a unit is shown in the
+    next one (``1 GiB``); bytes print whole (``1,000 B``).
+    """
     v = float(value)  # type: ignore[arg-type]
     if math.isnan(v):
         return "—"
-    for scale, unit in ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")):
-        if abs(v) >= scale:
-            return f"{v / scale:,.3g} {unit}"
-    return f"{v:,.0f} B"
+    return _in_units(v, _BYTE_UNITS, integer_base=True)
 
 
 def fmt_pct(value: object) -> str:
@@ -79,7 +116,7 @@ def fmt_share(value: object) -> str:
 def fmt_gbps(value: object) -> str:
     """Bytes/s printed as GB/s (1 GB = 1e9 B)."""
     v = float(value)  # type: ignore[arg-type]
-    return "—" if math.isnan(v) else f"{v / 1e9:,.3g}"
+    return "—" if math.isnan(v) else significant(v / 1e9)
 
 
 def fmt_int(value: object) -> str:
@@ -108,7 +145,7 @@ def render(
             if f is not None:
                 cells.append(f(value))
             elif isinstance(value, float):
-                cells.append("—" if math.isnan(value) else f"{value:,.4g}")
+                cells.append("—" if math.isnan(value) else significant(value, 4))
             else:
                 cells.append(str(value))
         table.add_row(*cells)
