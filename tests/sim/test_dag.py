@@ -153,3 +153,69 @@ def test_graph_builders_pause_the_collector_and_restore_it():
         assert not gc.isenabled()  # a caller's disabled collector stays disabled
     finally:
         gc.enable()
+
+
+# -- hand-edited DAG files (issue 10, item 9): one field of a Cholesky DAG written by to_json, changed ----------
+
+def _edited_cholesky(tmp_path, key: str, text: str):
+    """The DAG file of a 2x2-tile Cholesky (to_json, the documented format) with top-level ``key`` set to the JSON
+    ``text`` (``NaN``, ``null``... as a hand edit would write them)."""
+    doc = cholesky(960 * 2).to_json()
+    assert key in doc
+    doc[key] = "__EDITED__"
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc).replace('"__EDITED__"', text))
+    return path
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('"2.4e9"', r"'2\.4e9' is not a number"),
+    ("null", r"is empty \(null\)"),
+    ("[1, 2]", "is a list, not a number"),
+    ('{"flops": 1}', "is an object, not a number"),
+    ("true", r"is a boolean \(true\), not a number"),
+    ("NaN", r"nan is not a number \(NaN\)"),
+    ("Infinity", "inf is infinite"),
+    ("-1e9", r"-1000000000\.0 is out of range \(must be >= 0\)"),
+])
+def test_bad_nominal_flops_is_one_line(tmp_path, text, reason):
+    """nominal_flops as text, null, a list, an object, NaN or negative names the key (text, null, lists and objects
+    were ValueError/TypeError tracebacks; NaN and negative counts were accepted into the GFlop/s figures)."""
+    path = _edited_cholesky(tmp_path, "nominal_flops", text)
+    with pytest.raises(InputError, match=rf"^{path}: nominal_flops: {reason}"):
+        load_dag(path)
+
+
+@pytest.mark.parametrize(("text", "got"), [("3", r"a number \(3\)"), ("null", "null"), ("false", "false"),
+                                           ('"A"', r"a string \('A'\)"), ('{"after": "t"}', "an object")])
+def test_wont_use_that_is_not_a_list_is_one_line(tmp_path, text, got):
+    """wont_use as a number, null, a boolean, a string or an object names the key (it was a TypeError traceback,
+    or, for a string or an object, a misleading 'needs an existing task')."""
+    path = _edited_cholesky(tmp_path, "wont_use", text)
+    expected = rf"^{path}: wont_use: must be a list of {{after, data}} objects \(got {got}\)"
+    with pytest.raises(InputError, match=expected):
+        load_dag(path)
+
+
+def test_edited_cholesky_without_edits_loads(tmp_path):
+    """The file the edits start from loads, with its nominal FLOP count and its wont_use hints."""
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(cholesky(960 * 2).to_json()))
+    g = load_dag(path)
+    assert g.nominal_flops == cholesky(960 * 2).nominal_flops > 0 and len(g.wont_use) == 3
+
+
+@pytest.mark.parametrize(("footprint", "reason"), [
+    ("-1f", r"'-1f' is out of range \(must be >= 0 and <= 4,294,967,295\)"),
+    ("1ffffffff", r"'1ffffffff' is out of range"),
+    ("zz", r"'zz' is not a base-16 integer"),
+])
+def test_footprint_must_be_a_32_bit_hex_hash(tmp_path, footprint, reason):
+    """A task footprint that is negative, wider than StarPU's 32-bit hash, or not hex names the task's key (a
+    negative or 33-bit footprint was accepted and could match no model entry)."""
+    doc = cholesky(960 * 2).to_json()
+    doc["tasks"][1]["footprint"] = footprint
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=rf"^{path}: tasks\[1\]\.footprint: {reason}"):
+        load_dag(path)

@@ -85,3 +85,35 @@ def test_histogram_mode_reads_samples_csv(tmp_path, starpu_data):
     s = m.sampler("chol_model_gemm", "cuda", 0, 11059200, 0.0028)
     values = [s() for _ in range(100)]
     assert 0.002 <= min(values) and max(values) <= 0.003
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ("k,cuda0,inf,0.002", r"size_bytes, line 2: 'inf' is infinite"),
+    ("k,cuda0,1e400,0.002", r"size_bytes, line 2: '1e400' is infinite"),
+    ("k,cuda0,-4,0.002", r"size_bytes, line 2: '-4' is out of range \(must be >= 0\)"),
+    ("k,cuda0,4096,nan", r"duration_s, line 2: 'nan' is not a number \(NaN\)"),
+    ("k,cuda0,4096,0", r"duration_s, line 2: '0' is out of range \(must be > 0 and <= 1e\+06\)"),
+    ("k,cuda0,4096", r"line 2: the row has fewer fields than the header"),
+])
+def test_bad_samples_csv_is_one_line(tmp_path, row, message):
+    """An infinite size (an OverflowError traceback before), a negative size, a NaN or zero duration, or a short
+    row in a samples CSV (built here in its documented format) names the column and line."""
+    path = tmp_path / "s.csv"
+    path.write_text("kernel,arch,size_bytes,duration_s\n" + row + "\n")
+    with pytest.raises(InputError, match=rf"^{path}: {message}"):
+        load_samples_csv(path)
+
+
+def test_model_file_that_is_a_symlink_loop_is_refused(starpu_data, tmp_path):
+    """A codelet model that is a symlink loop is named by the reader; it read as 'no performance model'."""
+    import shutil
+
+    folder = tmp_path / "45"
+    folder.mkdir()
+    shutil.copy(starpu_data / "sampling" / "codelets" / "45" / "chol_model_gemm.attila", folder)
+    (folder / "chol_model_potrf.attila").symlink_to(folder / "loop")
+    (folder / "loop").symlink_to(folder / "chol_model_potrf.attila")
+    models = KernelModels(folder, "attila")
+    assert models.expected_s("chol_model_gemm", "cuda", 0, 11059200) > 0
+    with pytest.raises(InputError, match=r"chol_model_potrf\.attila: cannot read performance model \(Too many levels"):
+        models.expected_s("chol_model_potrf", "cuda", 0, 11059200)

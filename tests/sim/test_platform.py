@@ -111,9 +111,21 @@ def _attila_copy(starpu_data, tmp_path):
 @pytest.mark.parametrize(
     ("name", "damage", "expected"),
     [
-        ("bandwidth", lambda text: "", r"from RAM to CUDA0 \(row 0, column 1\) is missing"),
-        ("bandwidth", lambda text: text.replace("\t6008.", "\t-6008.", 1), "is -6008"),
-        ("latency", lambda text: text.replace("\t9.5", "\t-9.5", 1), "must be a finite number >= 0"),
+        ("bandwidth", lambda text: "", r"bandwidth \(MB/s\) from RAM to CUDA0, row 0, column 1: is missing"),
+        ("bandwidth", lambda text: text.replace("\t6008.", "\t-6008.", 1), r"-6008\.942513 is out of range"),
+        ("latency", lambda text: text.replace("\t9.5", "\t-9.5", 1),
+         r"latency \(µs\) from RAM to CUDA0, row 0, column 1: -9\.500836 is out of range \(must be >= 0 and <= "
+         r"1e\+06\)"),
+        ("latency", lambda text: text.replace("\t9.500836", "\t1e308", 1),  # issue 10: 1e308 was accepted
+         r"latency \(µs\) from RAM to CUDA0, row 0, column 1: 1e\+308 is out of range \(must be >= 0 and <= 1e\+06\)"),
+        ("latency", lambda text: text.replace("\t9.500836", "\tinf", 1), r"row 0, column 1: inf is infinite"),
+        ("bandwidth", lambda text: text.replace("\t6008.942513", "\t1e-300", 1),
+         r"bandwidth \(MB/s\) from RAM to CUDA0, row 0, column 1: 1e-300 is out of range \(must be >= 1e-06\)"),
+        ("latency", lambda text: text.replace("\t9.500836", "\tfast", 1), r"column 1, line 2: 'fast' is not a number"),
+        ("config", lambda text: text.replace("12 #", "-12 #", 1), r"count of 'number of cpus', line 2: '-12' is out of "
+                                                                   r"range \(must be >= 0\)"),
+        ("config", lambda text: text.replace("12 #", "inf #", 1), r"count of 'number of cpus', line 2: 'inf' is "
+                                                                    r"infinite"),
         ("bandwidth", lambda text: b"\x00\x82\xff".decode("latin-1"), "not UTF-8"),
     ],
 )
@@ -137,5 +149,37 @@ def test_negative_memsize_is_an_input_error(starpu_data, tmp_path):
     text = xml.read_text()
     start = text.index('id="memsize" value="') + len('id="memsize" value="')
     xml.write_text(text[:start] + "-5" + text[text.index('"', start):])
-    with pytest.raises(InputError, match="memsize '-5'; it must be > 0 bytes"):
+    with pytest.raises(InputError, match=r"host\[CUDA0\] memsize \(bytes\): '-5' is out of range \(must be > 0\)"):
+        Platform.from_starpu(xml)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", ["config", "bandwidth", "latency"])
+def test_bus_file_that_is_a_symlink_loop_is_refused(starpu_data, tmp_path, name):
+    """A symlink loop at bus/<machine>.config (or .bandwidth, .latency) is one line naming it; it read as an
+    absent file, silently dropping the CPU count or the bus calibration (issue 10)."""
+    bus = _attila_copy(starpu_data, tmp_path)
+    target = bus / f"attila.{name}"
+    target.unlink()
+    target.symlink_to(bus / "loop")
+    (bus / "loop").symlink_to(target)
+    expected = rf"^{target}: cannot read bus (config|file) \(Too many levels of symbolic links\)"
+    with pytest.raises(InputError, match=expected):
+        Platform.from_starpu(bus / "attila.platform.v4.xml")
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("attribute", "value", "message"), [
+    ("latency", "1e308s", r"link latency '1e308s' is above 1 s, beyond any bus"),
+    ("bandwidth", "0.5Bps", r"link bandwidth must be >= 1 B/s \(got '0.5Bps'\)"),
+])
+def test_implausible_link_in_the_platform_file_is_refused(starpu_data, tmp_path, attribute, value, message):
+    """A link latency of 1e308 s or a bandwidth under 1 B/s in the platform XML is refused with the link's name
+    (both were accepted: one copy would have taken 1e308 s, or hours per byte)."""
+    bus = _attila_copy(starpu_data, tmp_path)
+    xml = bus / "attila.platform.v4.xml"
+    text = xml.read_text()
+    start = text.index(f'{attribute}="', text.index('<link id="')) + len(f'{attribute}="')
+    xml.write_text(text[:start] + value + text[text.index('"', start):])
+    with pytest.raises(InputError, match=rf"^{xml}: link\[.*\]: {message}"):
         Platform.from_starpu(xml)

@@ -157,3 +157,73 @@ def test_unknown_device_type_is_named_with_its_line(starpu_data, tmp_path):
     damaged.write_text("\n".join(numbered) + "\n")
     with pytest.raises(InputError, match=rf"line {j + 1}: unknown device type 7"):
         read_perfmodel(damaged)
+
+
+def _damaged_gemm(starpu_data, tmp_path, after_comment: str, field: int, value: str) -> tuple:
+    """A copy of the real chol_model_gemm.attila with field ``field`` (0-based) of the first data line after
+    the first comment starting with ``after_comment`` set to ``value``; returns (path, 1-based line number)."""
+    src = starpu_data / "sampling" / "codelets" / "45" / "chol_model_gemm.attila"
+    lines = src.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(after_comment))
+    j = next(k for k in range(i + 1, len(lines)) if lines[k].strip() and not lines[k].startswith("#"))
+    fields = lines[j].split()
+    fields[field] = value
+    lines[j] = "\t".join(fields)
+    damaged = tmp_path / "chol_model_gemm.attila"
+    damaged.write_text("\n".join(lines) + "\n")
+    return damaged, j + 1
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("value", "reason"), [
+    ("nan", r"'nan' is not a number \(NaN\)"),
+    ("inf", "'inf' is infinite"),
+    ("1e400", "'1e400' is infinite"),
+    ("-3", r"'-3' is out of range \(must be >= 0\)"),
+    ("2.5", "'2.5' is not a whole number"),
+])
+def test_regression_sample_count_must_be_a_count(starpu_data, tmp_path, value, reason):
+    """A nan/inf/1e400 sample count n in the regression line is one line naming file, field and line (nan raised
+    ValueError and inf OverflowError outside the reader's try, a traceback)."""
+    path, line = _damaged_gemm(starpu_data, tmp_path, "# sumlnx", 6, value)
+    with pytest.raises(InputError, match=rf"^{path}: the regression line \(field 7, n\), line {line}: {reason}"):
+        read_perfmodel(path)
+
+
+@pytest.mark.shared
+def test_regression_coefficients_keep_starpus_nan(starpu_data, tmp_path):
+    """nan and inf stay accepted as regression coefficients: StarPU writes nan for a fit it could not make."""
+    path, _ = _damaged_gemm(starpu_data, tmp_path, "# sumlnx", 4, "inf")
+    model = read_perfmodel(path)
+    assert math.isinf(model.archs[0].regression.alpha) and not model.archs[0].regression.linear_valid()
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    (1, "inf", r"history entry field 2 \(size\), line {line}: 'inf' is infinite"),
+    (1, "nan", r"history entry field 2 \(size\), line {line}: 'nan' is not a number \(NaN\)"),
+    (1, "-5", r"history entry field 2 \(size\), line {line}: '-5' is out of range \(must be >= 0 and <= "
+              r"1,125,899,906,842,624\)"),
+    (7, "inf", r"history entry field 8 \(n\), line {line}: 'inf' is infinite"),
+    (7, "1e400", r"history entry field 8 \(n\), line {line}: '1e400' is infinite"),
+    (2, "nan", r"history entry field 3 \(flops\), line {line}: 'nan' is not a number \(NaN\)"),
+    (0, "xyz", r"history entry field 1 \(hash\), line {line}: 'xyz' is not a base-16 integer"),
+])
+def test_history_entry_fields_are_checked(starpu_data, tmp_path, field, value, reason):
+    """An inf size or count (OverflowError traceback before), a NaN or negative size, NaN flops or a bad hash in a
+    history entry is one line naming file, field and line."""
+    path, line = _damaged_gemm(starpu_data, tmp_path, "# hash", field, value)
+    with pytest.raises(InputError, match=rf"^{path}: {reason.format(line=line)}"):
+        read_perfmodel(path)
+
+
+@pytest.mark.shared
+def test_bus_matrix_entries_that_are_not_numbers_name_line_and_column(starpu_data, tmp_path):
+    """A word in a .bandwidth matrix names its line and column (0-based, StarPU's 'to k' header)."""
+    src = starpu_data / "sampling" / "bus" / "attila.bandwidth"
+    lines = src.read_text().splitlines()
+    lines[2] = lines[2].replace("0.000000", "fast", 1)
+    path = tmp_path / "attila.bandwidth"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"^{path}: column 1, line 3: 'fast' is not a number"):
+        read_bus_matrix(path)

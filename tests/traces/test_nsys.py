@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -304,3 +305,76 @@ def test_device_id_beyond_int16_is_refused(tmp_path, both_paths):
     kernels = [(100, 200, 70000, 7, 1, 1, 1)]
     with pytest.raises(InputError, match=r"CUPTI_ACTIVITY_KIND_KERNEL\.deviceId: value 70000 is out of range"):
         read_nsys(small_export(tmp_path / "dev.sqlite", kernels, GOOD_COPIES))
+
+
+# -- damaged metadata tables: seeded mutants of real exports (issue 10, item 9) ---------------------------------
+
+def mutant(shared: Path, name: str, tmp_path: Path, table: str, statement: str) -> Path:
+    """A copy of the real export ``name`` with one cell of ``table`` changed by ``statement``.
+
+    The table is first rebuilt without its constraints (``CREATE TABLE ... AS SELECT``, same rows and column
+    affinities), as a hand edit or another tool may leave it, so that NULL and text can be stored where nsys
+    declares ``INTEGER NOT NULL PRIMARY KEY``.
+    """
+    path = tmp_path / f"mutant-{name}"
+    shutil.copy(shared / name, path)
+    path.chmod(0o644)
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(f'ALTER TABLE "{table}" RENAME TO _original')
+        con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM _original')
+        con.execute("DROP TABLE _original")
+        assert con.execute(statement).rowcount == 1
+    con.close()
+    return path
+
+
+SOFTMAX = "nsys_softmax-unified-memory_t4.sqlite"  # ENUM tables, TARGET_INFO_GPU(id, cuDevice), _CUDA_DEVICE
+KMEANS = "nsys_openacc-kmeans_rtx3080.sqlite"  # older schema: TARGET_INFO_GPU(deviceId), TARGET_INFO_CUDA_GPU
+
+
+@pytest.mark.parametrize(("name", "table", "statement", "message"), [
+    (SOFTMAX, "ENUM_CUDA_MEMCPY_OPER", "UPDATE ENUM_CUDA_MEMCPY_OPER SET id = NULL WHERE id = 1",
+     r"ENUM_CUDA_MEMCPY_OPER\.id, row \d+: is empty \(null\)"),
+    (SOFTMAX, "ENUM_CUDA_MEMCPY_OPER", "UPDATE ENUM_CUDA_MEMCPY_OPER SET id = 'one' WHERE id = 1",
+     r"ENUM_CUDA_MEMCPY_OPER\.id, row \d+: 'one' is not an integer"),
+    (SOFTMAX, "ENUM_CUDA_MEMCPY_OPER", "UPDATE ENUM_CUDA_MEMCPY_OPER SET id = 9e999 WHERE id = 1",
+     r"ENUM_CUDA_MEMCPY_OPER\.id, row \d+: inf is infinite"),
+    (SOFTMAX, "ENUM_CUDA_MEM_KIND", "UPDATE ENUM_CUDA_MEM_KIND SET id = 'x' WHERE id = 2",
+     r"ENUM_CUDA_MEM_KIND\.id, row \d+: 'x' is not an integer"),
+    (SOFTMAX, "TARGET_INFO_GPU", "UPDATE TARGET_INFO_GPU SET id = 'gpu0'",
+     r"TARGET_INFO_GPU\.id, row 1: 'gpu0' is not an integer"),
+    (SOFTMAX, "TARGET_INFO_GPU", "UPDATE TARGET_INFO_GPU SET id = NULL",
+     r"TARGET_INFO_GPU\.id, row 1: is empty \(null\)"),
+    (SOFTMAX, "TARGET_INFO_GPU", "UPDATE TARGET_INFO_GPU SET cuDevice = 'zero'",
+     r"TARGET_INFO_GPU\.cuDevice, row 1: 'zero' is not an integer"),
+    (SOFTMAX, "TARGET_INFO_CUDA_DEVICE", "UPDATE TARGET_INFO_CUDA_DEVICE SET gpuId = 'g'",
+     r"TARGET_INFO_CUDA_DEVICE\.gpuId, row 1: 'g' is not an integer"),
+    (SOFTMAX, "TARGET_INFO_CUDA_DEVICE", "UPDATE TARGET_INFO_CUDA_DEVICE SET cudaId = 'c'",
+     r"TARGET_INFO_CUDA_DEVICE\.cudaId, row 1: 'c' is not an integer"),
+    (KMEANS, "TARGET_INFO_CUDA_GPU", "UPDATE TARGET_INFO_CUDA_GPU SET deviceId = 'd'",
+     r"TARGET_INFO_CUDA_GPU\.deviceId, row 1: 'd' is not an integer"),
+    (KMEANS, "StringIds", "UPDATE StringIds SET id = 'abc' WHERE id = (SELECT max(id) FROM StringIds)",
+     r"StringIds\.id, row \d+: 'abc' is not an integer"),
+], ids=["enum-copy-null", "enum-copy-text", "enum-copy-inf", "enum-mem-text", "gpu-id-text", "gpu-id-null",
+        "gpu-cudevice-text", "cuda-device-gpuid-text", "cuda-device-cudaid-text", "cuda-gpu-deviceid-text",
+        "stringids-text"])
+def test_damaged_metadata_is_one_line_exit_2(shared_traces, tmp_path, capsys, name, table, statement, message):
+    """A NULL, text or infinite id in an nsys metadata table is one line naming file, table.column and row, exit 2
+    (each was a ValueError, TypeError or OverflowError traceback, exit 1)."""
+    from nodecast.cli import main
+
+    path = mutant(shared_traces, name, tmp_path, table, statement)
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: {message}"):
+        read_nsys(path)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(message, err)
+
+
+def test_unconstrained_copy_of_a_real_export_still_loads(shared_traces, tmp_path):
+    """The mutants' table rebuild alone changes nothing the reader sees (same ops, same GPU names)."""
+    original = read_nsys(shared_traces / SOFTMAX)
+    path = mutant(shared_traces, SOFTMAX, tmp_path, "TARGET_INFO_GPU", "UPDATE TARGET_INFO_GPU SET id = id")
+    rebuilt = read_nsys(path)
+    assert rebuilt.counts() == original.counts() and rebuilt.meta.gpus == original.meta.gpus == {0: "Tesla T4"}

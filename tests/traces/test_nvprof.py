@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -227,11 +228,14 @@ def edited_sample(tmp_path: Path, *statements: str) -> Path:
         ("ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY DROP COLUMN copyKind",
          r"CUPTI_ACTIVITY_KIND_MEMCPY: the table has no copyKind column"),
         ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = 'x' WHERE _id_ % 100 = 0",
-         r"CUPTI_ACTIVITY_KIND_MEMCPY\.start: 29 rows hold text where a number belongs \(first: 'x'\)"),
+         r"CUPTI_ACTIVITY_KIND_MEMCPY\.start: 29 rows hold text where a number belongs \(first: 'x' in rowid 100\)"),
         ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 40000 WHERE _id_ = 5",
          r"CUPTI_ACTIVITY_KIND_MEMCPY\.deviceId: value 40000 is out of range"),
+        ("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = 9e999 WHERE _id_ = 5",
+         r"CUPTI_ACTIVITY_KIND_MEMCPY\.start: 1 rows hold a number beyond a 64-bit integer \(first: Inf in rowid 5\)"),
     ],
-    ids=["negative-duration", "negative-bytes", "huge-bytes", "no-bytes", "no-copyKind", "text", "device-beyond-int16"],
+    ids=["negative-duration", "negative-bytes", "huge-bytes", "no-bytes", "no-copyKind", "text", "device-beyond-int16",
+         "infinite-start"],
 )
 def test_bad_values_are_refused(tmp_path, monkeypatch, adbc, statement, message):
     """Damaged values or a dropped column give one InputError that says what is wrong (they loaded silently:
@@ -239,3 +243,69 @@ def test_bad_values_are_refused(tmp_path, monkeypatch, adbc, statement, message)
     monkeypatch.setattr(_sqlite, "USE_ADBC", adbc)
     with pytest.raises(InputError, match=message):
         read_nvprof(edited_sample(tmp_path, statement))
+
+
+# -- damaged metadata tables: seeded mutants of a real database (issue 10, item 9) ------------------------------
+
+VECTORADD = "nvprof_vectoradd-1M_t4.nvvp"  # one context, one device, a synchronization (read through CONTEXT)
+
+
+def mutant(shared: Path, tmp_path: Path, table: str, statement: str) -> Path:
+    """A copy of the real ``VECTORADD`` database with one cell of ``table`` changed by ``statement``.
+
+    The table is first rebuilt without its constraints (``CREATE TABLE ... AS SELECT``: same rows, same column
+    affinities), as a hand edit may leave it, so that NULL can be stored where nvprof declares ``NOT NULL``.
+    """
+    path = tmp_path / "mutant.nvvp"
+    shutil.copy(shared / VECTORADD, path)
+    path.chmod(0o644)
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(f'ALTER TABLE "{table}" RENAME TO _original')
+        con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM _original')
+        con.execute("DROP TABLE _original")
+        assert con.execute(statement).rowcount == 1
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize(("table", "statement", "message"), [
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET contextId = NULL",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.contextId, row 1: is empty \(null\)"),
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET contextId = 'ctx'",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.contextId, row 1: 'ctx' is not an integer"),
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET contextId = 1e300",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.contextId, row 1: 1e\+300 is out of range \(must be a 64-bit integer\)"),
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET deviceId = NULL",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.deviceId, row 1: is empty \(null\)"),
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET deviceId = 'dev'",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.deviceId, row 1: 'dev' is not an integer"),
+    ("CUPTI_ACTIVITY_KIND_CONTEXT", "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET deviceId = 70000",
+     r"CUPTI_ACTIVITY_KIND_CONTEXT\.deviceId, row 1: 70000 is out of range \(must be >= -32,768 and <= 32,767\)"),
+    ("CUPTI_ACTIVITY_KIND_DEVICE", "UPDATE CUPTI_ACTIVITY_KIND_DEVICE SET id = 'gpu'",
+     r"CUPTI_ACTIVITY_KIND_DEVICE\.id, row 1: 'gpu' is not an integer"),
+    ("StringTable", "UPDATE StringTable SET _id_ = 'abc' WHERE _id_ = 2",
+     r"StringTable\._id_, row 3: 'abc' is not an integer"),
+], ids=["context-null", "context-text", "context-1e300", "device-null", "device-text", "device-beyond-int16",
+        "device-table-id-text", "stringtable-text"])
+def test_damaged_metadata_is_one_line_exit_2(shared_traces, tmp_path, capsys, table, statement, message):
+    """A NULL, text or out-of-range id in an nvprof metadata table is one line naming file, table.column and row,
+    exit 2 (each was a ValueError, TypeError or OverflowError traceback, exit 1; a device id of 70000 wrapped)."""
+    from nodecast.cli import main
+
+    path = mutant(shared_traces, tmp_path, table, statement)
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: {message}"):
+        read_nvprof(path)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(message, err)
+
+
+def test_unconstrained_copy_of_a_real_database_still_loads(shared_traces, tmp_path):
+    """The mutants' table rebuild alone changes nothing the reader sees (same ops, sync device, GPU name)."""
+    original = read_nvprof(shared_traces / VECTORADD)
+    path = mutant(shared_traces, tmp_path, "CUPTI_ACTIVITY_KIND_CONTEXT",
+                  "UPDATE CUPTI_ACTIVITY_KIND_CONTEXT SET deviceId = deviceId")
+    rebuilt = read_nvprof(path)
+    assert rebuilt.counts() == original.counts() and rebuilt.meta.gpus == original.meta.gpus
+    assert np.array_equal(rebuilt["device"], original["device"])

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nodecast.errors import InputError
+from nodecast.values import as_float, as_int, json_kind
 
 R, W, RW = 1, 2, 3
 MODES = {"R": R, "W": W, "RW": RW, "STARPU_R": R, "STARPU_W": W, "STARPU_RW": RW, "READ": R, "WRITE": W}
@@ -372,10 +373,9 @@ def load_dag(path: str | Path) -> TaskGraph:
             acc.append((graph._data_index[str(dname)], m))
         fp = item.get("footprint")
         if fp is not None:
-            try:
-                fp = int(str(fp), 16)
-            except ValueError:
-                raise InputError(f"footprint must be a hex string (got {fp!r})", path=path, key=f"{key}.footprint") from None
+            # StarPU's footprint is a 32-bit hash, written in hex ("617e5fe6").
+            fp = as_int(fp if isinstance(fp, str) else str(fp), path=path, field=f"{key}.footprint", base=16, ge=0,
+                        le=(1 << 32) - 1, hint="Write the footprint as StarPU prints it: 8 hex digits")
         size = item.get("size_bytes")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_DATA_BYTES):
             raise InputError(f"size_bytes must be an integer from 0 to 2^50 (got {size!r})", path=path, key=f"{key}.size_bytes")
@@ -409,7 +409,11 @@ def load_dag(path: str | Path) -> TaskGraph:
         if dep not in index:
             raise InputError(f"unknown task {dep!r}", path=path, key=key)
         graph.link_forward(tid, index[dep])
-    for i, item in enumerate(doc.get("wont_use", [])):
+    wont_use = doc.get("wont_use", [])
+    if not isinstance(wont_use, list):
+        raise InputError(f"must be a list of {{after, data}} objects (got {json_kind(wont_use)})", path=path,
+                         key="wont_use", hint="See nodecast.sim.dag for the format")
+    for i, item in enumerate(wont_use):
         try:
             t = index[str(item["after"])]
             h = graph._data_index[str(item["data"])]
@@ -418,7 +422,11 @@ def load_dag(path: str | Path) -> TaskGraph:
         graph.wont_use.append((t, h))
     graph.wont_use.sort()
     if "nominal_flops" in doc:
-        graph.nominal_flops = float(doc["nominal_flops"])
+        # NOTE: Python's JSON reader accepts NaN and Infinity; a quoted number is a type error here.
+        graph.nominal_flops = as_float(
+            doc["nominal_flops"], path=path, field="nominal_flops", ge=0.0, text=False,
+            hint="Give the application's operation count as a JSON number >= 0, or leave it out",
+        )
     graph.check_acyclic(path)
     initial = graph.initial_data()
     if initial:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.sim.starpu_files import ArchModel, HistoryEntry, PerfModelFile, read_perfmodel
+from nodecast.sim.starpu_files import MAX_KERNEL_S, ArchModel, HistoryEntry, PerfModelFile, read_perfmodel
+from nodecast.values import as_float, as_int
+
+_SAMPLES_HINT = "Give a CSV with columns kernel,arch,size_bytes,duration_s (bytes, seconds)"
 
 SAMPLING_MODES = ("mean", "normal", "histogram")
 
@@ -83,6 +87,8 @@ def load_samples_csv(path: str | Path) -> dict[tuple[str, str, int], list[float]
     """Read per-execution samples: CSV with columns ``kernel,arch,size_bytes,duration_s``.
 
     ``arch`` is ``cuda0``, ``cuda1``..., or ``cpu``. Returns ``{(kernel, arch, size): [seconds]}``.
+    A size that is not a whole number of bytes >= 0, or a duration outside
+    (0, ``MAX_KERNEL_S``] s (NaN, inf), is an InputError naming column and line.
     """
     path = Path(path)
     out: dict[tuple[str, str, int], list[float]] = {}
@@ -93,14 +99,14 @@ def load_samples_csv(path: str | Path) -> dict[tuple[str, str, int], list[float]
             if not reader.fieldnames or not need <= set(reader.fieldnames):
                 raise InputError(f"needs columns {sorted(need)}", path=path, hint="See nodecast.sim.perfmodel")
             for lineno, row in enumerate(reader, 2):
-                try:
-                    key = (row["kernel"], row["arch"], int(float(row["size_bytes"])))
-                    value = float(row["duration_s"])
-                except (TypeError, ValueError):
-                    raise InputError(f"line {lineno}: malformed sample", path=path) from None
-                if not (value > 0 and math.isfinite(value)):
-                    raise InputError(f"line {lineno}: duration must be > 0 s (got {value!r})", path=path)
-                out.setdefault(key, []).append(value)
+                where = f"line {lineno}"
+                if any(row[c] is None for c in need):
+                    raise InputError(f"{where}: the row has fewer fields than the header", path=path,
+                                     hint=_SAMPLES_HINT)
+                size = as_int(row["size_bytes"], path=path, field="size_bytes", row=where, ge=0, hint=_SAMPLES_HINT)
+                value = as_float(row["duration_s"], path=path, field="duration_s", row=where, gt=0.0,
+                                 le=MAX_KERNEL_S, hint=_SAMPLES_HINT)
+                out.setdefault((row["kernel"], row["arch"], size), []).append(value)
     except OSError as exc:
         raise InputError(f"cannot read samples ({exc.strerror})", path=path) from None
     except UnicodeDecodeError as exc:
@@ -170,7 +176,8 @@ class KernelModels:
             pm = None
             if self.folder is not None:
                 path = self.folder / f"{kernel}.{self.machine}"
-                if path.exists():
+                # lexists: a looping or broken symbolic link is reported by the reader, not taken for "no model".
+                if os.path.lexists(path):
                     pm = read_perfmodel(path)
             self._files[kernel] = pm
         return self._files[kernel]

@@ -26,12 +26,20 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nodecast.errors import InputError
-from nodecast.sim.starpu_files import read_bus_config, read_bus_matrix, read_platform_xml
+from nodecast.sim.starpu_files import (
+    MAX_LATENCY_S,
+    MIN_BANDWIDTH_BPS,
+    read_bus_config,
+    read_bus_matrix,
+    read_platform_xml,
+)
+from nodecast.values import as_float
 
 RAM = 0
 #: GPUs a simulated node may have (--gpus): StarPU itself is built for 4 CUDA devices by default (--enable-maxcudadev)
@@ -129,6 +137,8 @@ class Platform:
         The bus files are looked up beside the XML (``<machine>.bandwidth``...) or
         in ``bus_dir``. Without them the scheduler's predictions use each route's
         bottleneck bandwidth and total latency. OpenCL and disk nodes are ignored.
+        A bus file that is a broken or looping symbolic link is an InputError, not
+        an absent file (it would silently change where the predictions come from).
         """
         xml_path = Path(xml_path)
         px = read_platform_xml(xml_path)
@@ -159,12 +169,11 @@ class Platform:
         gpu_models = []
         for _, name in gpus:
             props = px.hosts[name].props
-            try:
-                memsize = float(props["memsize"])
-            except (KeyError, ValueError):
-                raise InputError(f"host {name} lacks a numeric memsize property", path=xml_path, key=f"host[{name}]") from None
-            if not memsize > 0:  # NOTE: also refuses NaN; inf stands for unlimited memory
-                raise InputError(f"host {name} has memsize {props['memsize']!r}; it must be > 0 bytes", path=xml_path, key=f"host[{name}]")
+            if "memsize" not in props:
+                raise InputError(f"host {name} lacks a memsize property", path=xml_path, key=f"host[{name}]")
+            # NOTE: inf stands for unlimited memory; NaN, text and sizes <= 0 are refused.
+            memsize = as_float(props["memsize"], path=xml_path, field=f"host[{name}] memsize (bytes)", gt=0.0,
+                               inf_ok=True, hint="Fix the platform file or calibrate the bus again")
             capacity.append(memsize)
             gpu_models.append(props.get("model", "GPU"))
         peer = [[False] * n for _ in range(n)]
@@ -195,15 +204,16 @@ class Platform:
             predict_latency_s=[[0.0] * n for _ in range(n)],
         )
         bw_file, lat_file = folder / f"{machine}.bandwidth", folder / f"{machine}.latency"
-        if bw_file.exists() and lat_file.exists():
+        if os.path.lexists(bw_file) and os.path.lexists(lat_file):
             bw = read_bus_matrix(bw_file)
             lat = read_bus_matrix(lat_file)
             # StarPU numbers memory nodes RAM, CUDA0..., so matrix index = node index.
             for i in range(n):
                 for j in range(n):
                     if i != j:
-                        mb_s = _bus_value(bw, i, j, bw_file, hosts, "bandwidth (MB/s)", positive=True)
-                        us = _bus_value(lat, i, j, lat_file, hosts, "latency (µs)", positive=False)
+                        mb_s = _bus_value(bw, i, j, bw_file, hosts, "bandwidth (MB/s)",
+                                          ge=MIN_BANDWIDTH_BPS / 1e6)
+                        us = _bus_value(lat, i, j, lat_file, hosts, "latency (µs)", ge=0.0, le=MAX_LATENCY_S * 1e6)
                         plat.predict_bandwidth_bps[i][j] = mb_s * 1e6
                         plat.predict_latency_s[i][j] = us * 1e-6
             plat.notes.append(f"scheduler transfer predictions from {bw_file.name} and {lat_file.name}")
@@ -211,7 +221,7 @@ class Platform:
             plat._predictions_from_routes()
             plat.notes.append("no .bandwidth/.latency calibration beside the platform: predictions from routes")
         cfg = folder / f"{machine}.config"
-        if cfg.exists():
+        if os.path.lexists(cfg):
             plat.n_cpus = read_bus_config(cfg).get("cpus", plat.n_cpus)
         plat.bus_ngpus = _count_ngpus(plat)
         plat.validate()
@@ -434,18 +444,17 @@ class Platform:
         return plat
 
 
-def _bus_value(matrix: list[list[float]], i: int, j: int, path: Path, hosts: list[str], what: str, *, positive: bool) -> float:
-    """Entry (i, j) of a StarPU bus matrix, or InputError naming the file and the pair."""
-    value = matrix[i][j] if i < len(matrix) and j < len(matrix[i]) else math.nan
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        shown = "missing" if i >= len(matrix) or j >= len(matrix[i]) else repr(value)
-        raise InputError(
-            f"{what} from {hosts[i]} to {hosts[j]} (row {i}, column {j}) is {shown}; it must be a finite number "
-            + ("> 0" if positive else ">= 0"),
-            path=path,
-            hint="Recalibrate the bus, or remove the .bandwidth and .latency files (predictions then come from the routes)",
-        )
-    return value
+def _bus_value(
+    matrix: list[list[float]], i: int, j: int, path: Path, hosts: list[str], what: str, *, ge: float,
+    le: float | None = None,
+) -> float:
+    """Entry (i, j) of a StarPU bus matrix, checked to lie in ``ge``..``le``, or InputError naming the file and
+    the pair (``nodecast.values.as_float``: NaN, infinities and values out of range are refused)."""
+    hint = "Recalibrate the bus, or remove the .bandwidth and .latency files (predictions then come from the routes)"
+    field = f"{what} from {hosts[i]} to {hosts[j]}"
+    if i >= len(matrix) or j >= len(matrix[i]):
+        raise InputError("is missing", path=path, key=f"{field}, row {i}, column {j}", hint=hint)
+    return as_float(matrix[i][j], path=path, field=field, row=f"row {i}, column {j}", ge=ge, le=le, hint=hint)
 
 
 def _count_ngpus(plat: Platform) -> list[list[int]]:

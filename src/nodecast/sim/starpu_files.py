@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nodecast.errors import InputError
+from nodecast.values import as_float, as_int
 
 _BW_UNITS = {
     "": 1.0,
@@ -56,6 +57,14 @@ _BW_UNITS = {
 _TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0}
 _SPEED_UNITS = {"": 1.0, "f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12}
 _NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
+
+#: Longest latency (s) a bus link or a ``.latency`` entry may have. StarPU's calibrations hold
+#: 9.5-33 µs between RAM and GPUs (attila, hannibal) and 2 ms for a disk node (``RAM-DISK0``
+#: in every shipped platform file); a second or more is a damaged file or a unit error.
+MAX_LATENCY_S = 1.0
+#: Lowest bandwidth (bytes/s) of a link or a ``.bandwidth`` entry: below 1 B/s one tile's copy
+#: outlasts any simulated time the clock can hold (the same floor as ``--bandwidth-scale``'s).
+MIN_BANDWIDTH_BPS = 1.0
 
 
 def _quantity(text: str | None, units: dict[str, float], what: str, path: Path, key: str) -> float:
@@ -142,9 +151,13 @@ def read_platform_xml(path: str | Path) -> PlatformXml:
         if not name:
             raise InputError("a <link> has no id", path=path, key="link")
         bw = _quantity(link.get("bandwidth"), _BW_UNITS, "link bandwidth", path, f"link[{name}]")
-        if bw <= 0:
-            raise InputError("link bandwidth must be > 0", path=path, key=f"link[{name}]")
+        if bw < MIN_BANDWIDTH_BPS:
+            raise InputError(f"link bandwidth must be >= {MIN_BANDWIDTH_BPS:g} B/s (got {link.get('bandwidth')!r})",
+                             path=path, key=f"link[{name}]", hint="Fix the platform file or calibrate the bus again")
         lat = _quantity(link.get("latency", "0"), _TIME_UNITS, "link latency", path, f"link[{name}]")
+        if lat > MAX_LATENCY_S:
+            raise InputError(f"link latency {link.get('latency')!r} is above {MAX_LATENCY_S:g} s, beyond any bus",
+                             path=path, key=f"link[{name}]", hint="Fix the platform file or calibrate the bus again")
         links[name] = XmlLink(name, bw, lat)
     for route in root.iter("route"):
         src, dst = route.get("src"), route.get("dst")
@@ -175,10 +188,9 @@ def read_bus_matrix(path: str | Path) -> list[list[float]]:
         text = line.strip()
         if not text or text.startswith("#"):
             continue
-        try:
-            rows.append([float(tok) for tok in text.split()])
-        except ValueError:
-            raise InputError(f"line {lineno}: not a row of numbers", path=path) from None
+        rows.append([as_float(tok, path=path, field=f"column {k}", row=f"line {lineno}", nan_ok=True, inf_ok=True,
+                              hint="Recalibrate the bus, or remove the .bandwidth and .latency files")
+                     for k, tok in enumerate(text.split())])
     n = 0
     for i, row in enumerate(rows):
         if not all(math.isnan(v) for v in row):
@@ -191,17 +203,15 @@ def read_bus_config(path: str | Path) -> dict[str, int]:
     path = Path(path)
     lines = _read_following_stubs(path, "bus config", errors="strict").splitlines()
     out: dict[str, int] = {}
-    for line in lines:
+    for lineno, line in enumerate(lines, 1):
         if "#" not in line or not line.split("#", 1)[0].strip():
             continue
         value, label = line.split("#", 1)
         label = label.lower()
         for key, word in (("cpus", "cpus"), ("cuda", "cuda"), ("opencl", "opencl"), ("mic", "mic")):
             if word in label:
-                try:
-                    out[key] = int(value.strip())
-                except ValueError:
-                    raise InputError(f"bad count {value.strip()!r} for {label.strip()!r}", path=path) from None
+                out[key] = as_int(value, path=path, field=f"count of {label.strip()!r}", row=f"line {lineno}", ge=0,
+                                  hint="Fix the count, or remove the .config file")
     return out
 
 
@@ -289,20 +299,19 @@ class _Tokens:
         return item
 
     def int(self, what: str) -> int:
+        """The next line's first token: a count, device type, id or version (an integer >= 0)."""
         no, toks = self.line(what)
-        try:
-            return int(toks[0])
-        except ValueError:
-            raise InputError(f"line {no}: expected {what} (an integer), got {toks[0]!r}", path=self.path) from None
+        return as_int(toks[0], path=self.path, field=what, row=f"line {no}", ge=0, hint=_DAMAGED_MODEL)
 
-    def floats(self, what: str, n: int) -> tuple[int, list[float]]:
+    def floats(self, what: str, n: int) -> tuple[int, list[str], list[float]]:
+        """The next line's first ``n`` tokens, as written and as floats; ``nan`` and ``inf`` pass (StarPU
+        writes ``nan`` for a regression it could not fit), text does not."""
         no, toks = self.line(what)
         if len(toks) < n:
             raise InputError(f"line {no}: expected {n} values for {what}, got {len(toks)}", path=self.path)
-        try:
-            return no, [float(t) for t in toks[:n]]
-        except ValueError:
-            raise InputError(f"line {no}: {what} holds a non-number", path=self.path) from None
+        values = [as_float(t, path=self.path, field=f"{what} (field {k})", row=f"line {no}", nan_ok=True, inf_ok=True,
+                           hint=_DAMAGED_MODEL) for k, t in enumerate(toks[:n], 1)]
+        return no, toks[:n], values
 
 
 def _read_following_stubs(path: Path, what: str = "performance model", errors: str = "replace") -> str:
@@ -337,6 +346,9 @@ def _read_following_stubs(path: Path, what: str = "performance model", errors: s
 
 #: longest kernel duration a model file may hold (s): anything above is a damaged file or a unit error
 MAX_KERNEL_S = 1e6
+#: largest data size of a history entry (bytes): 2^50 (1 PiB), the bound of a DAG file's data handles too
+MAX_ENTRY_BYTES = 1 << 50
+_DAMAGED_MODEL = "The model file is damaged: recalibrate the kernel or remove the file"
 
 
 def read_perfmodel(path: str | Path) -> PerfModelFile:
@@ -371,14 +383,17 @@ def read_perfmodel(path: str | Path) -> PerfModelFile:
             devices.append((DEVICE_KINDS[kind], devid, ncores))
         for impl in range(tok.int("the number of implementations")):
             nentries = tok.int("the number of entries")
-            _, reg = tok.floats("the regression line", 9)
+            reg_no, reg_text, reg = tok.floats("the regression line", 9)
+            # StarPU writes the regression's sample count n as an unsigned integer (nan would not convert).
+            reg_n = as_int(reg_text[6], path=path, field="the regression line (field 7, n)", row=f"line {reg_no}",
+                           ge=0, hint=_DAMAGED_MODEL)
             # Some files StarPU wrote concurrently swap the non-linear line and
             # the multiple-regression flag; accept both orders.
             if len(tok.lines[min(tok.pos, len(tok.lines) - 1)][1]) == 1:
                 flag = tok.int("the multiple-regression flag")
-                _, nl = tok.floats("the non-linear coefficients", 3)
+                _, _, nl = tok.floats("the non-linear coefficients", 3)
             else:
-                _, nl = tok.floats("the non-linear coefficients", 3)
+                _, _, nl = tok.floats("the non-linear coefficients", 3)
                 flag = tok.int("the multiple-regression flag")
             if flag:
                 ncoeff = tok.int("the number of multiple-regression coefficients")
@@ -388,19 +403,7 @@ def read_perfmodel(path: str | Path) -> PerfModelFile:
                 no, toks = tok.line("a history entry")
                 if len(toks) < 8:
                     raise InputError(f"line {no}: a history entry needs 8 fields, got {len(toks)}", path=path)
-                try:
-                    entries.append(
-                        HistoryEntry(
-                            footprint=int(toks[0], 16),
-                            size_bytes=int(float(toks[1])),
-                            flops=float(toks[2]),
-                            mean_s=float(toks[3]) * 1e-6,
-                            dev_s=float(toks[4]) * 1e-6,
-                            n=int(float(toks[7])),
-                        )
-                    )
-                except ValueError:
-                    raise InputError(f"line {no}: malformed history entry", path=path) from None
+                entries.append(_history_entry(toks, path, no))
                 mean_us, dev_us = entries[-1].mean_s * 1e6, entries[-1].dev_s * 1e6
                 # NOTE: StarPU writes the mean in µs of measured runs: > 0, and no kernel runs for days.
                 if not (0 < mean_us <= MAX_KERNEL_S * 1e6) or not (0 <= dev_us < math.inf):
@@ -410,7 +413,33 @@ def read_perfmodel(path: str | Path) -> PerfModelFile:
                         path=path,
                         hint="The model file is damaged: recalibrate the kernel or remove the file",
                     )
-            regression = Regression(reg[4], reg[5], int(reg[6]), reg[7], reg[8], nl[0], nl[1], nl[2])
+            regression = Regression(reg[4], reg[5], reg_n, reg[7], reg[8], nl[0], nl[1], nl[2])
             kind, devid, ncores = devices[0] if len(devices) == 1 else ("+".join(d[0] for d in devices), devices[0][1], devices[0][2])
             archs.append(ArchModel(kind, devid, ncores, impl, regression, tuple(entries)))
     return PerfModelFile(path, symbol, machine, version, tuple(archs))
+
+
+def _history_entry(toks: list[str], path: Path, no: int) -> HistoryEntry:
+    """One history line (hash, size, flops, mean, dev, sum, sum2, n), each field checked by ``nodecast.values``.
+
+    The footprint is StarPU's 32-bit hash in hex, the size a byte count up to
+    ``MAX_ENTRY_BYTES``, flops a finite number >= 0, n a count; mean and
+    deviation (µs) may read as anything numeric here, the caller judges them.
+    """
+    row = f"line {no}"
+
+    def field(k: int, name: str) -> str:
+        return f"history entry field {k} ({name})"
+
+    return HistoryEntry(
+        footprint=as_int(toks[0], path=path, field=field(1, "hash"), row=row, base=16, ge=0, le=(1 << 32) - 1,
+                         hint=_DAMAGED_MODEL),
+        size_bytes=as_int(toks[1], path=path, field=field(2, "size"), row=row, ge=0, le=MAX_ENTRY_BYTES,
+                          hint=_DAMAGED_MODEL),
+        flops=as_float(toks[2], path=path, field=field(3, "flops"), row=row, ge=0, hint=_DAMAGED_MODEL),
+        mean_s=as_float(toks[3], path=path, field=field(4, "mean"), row=row, nan_ok=True, inf_ok=True,
+                        hint=_DAMAGED_MODEL) * 1e-6,
+        dev_s=as_float(toks[4], path=path, field=field(5, "deviation"), row=row, nan_ok=True, inf_ok=True,
+                       hint=_DAMAGED_MODEL) * 1e-6,
+        n=as_int(toks[7], path=path, field=field(8, "n"), row=row, ge=0, hint=_DAMAGED_MODEL),
+    )

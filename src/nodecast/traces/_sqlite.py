@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nodecast.errors import InputError
+from nodecast.values import as_int
 
 #: First 16 bytes of every SQLite 3 database file.
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -159,12 +160,21 @@ class SqliteExport:
             return self.con.execute(sql, params).fetchall()
 
     def string_table(self, table: str, id_col: str, value_col: str = "value") -> dict[int, str]:
-        """An id -> string table (``StringIds``, ``StringTable``) as a dict."""
+        """An id -> string table (``StringIds``, ``StringTable``) as a dict.
+
+        Rows with a NULL id or value name nothing and are left out; an id that
+        is not an integer (text, a real) is an InputError naming table, column and row.
+        """
         if table not in self.tables:
             return {}
         if table not in self._strings:
             rows = self.rows(f'SELECT "{id_col}", "{value_col}" FROM "{table}"')
-            self._strings[table] = {int(i): str(v) for i, v in rows if i is not None}
+            ids = [i for i, _ in rows]
+            if not all(type(i) is int for i in ids):  # NOTE: checked one by one only when needed (tables of 10^5 rows)
+                ids = [None if i is None else as_int(i, path=self.path, field=f"{table}.{id_col}", row=r)
+                       for r, i in enumerate(ids, 1)]
+            self._strings[table] = {i: str(v) for i, (_, v) in zip(ids, rows, strict=True)
+                                    if i is not None and v is not None}
         return self._strings[table]
 
     def api_calls(self, tables: Sequence[str]) -> np.ndarray | None:
@@ -276,27 +286,44 @@ class SqliteExport:
         return sorted(c for c in self.columns(table) if re.search(rf"\b{re.escape(c)}\b", expr))
 
     def _check_numeric(self, table: str, exprs: Sequence[tuple[str, int]]) -> None:
-        """InputError naming the first column read by ``exprs`` that holds text or a blob.
+        """InputError naming the first column read by ``exprs`` that holds text, a blob, or a
+        real that no 64-bit integer can hold (inf, 1e300), with the count and the first such row.
 
         Only called after a read failed, so the extra queries cost nothing on good files.
         """
         seen: set[str] = set()
+        checks = (
+            ("typeof({c}) IN ('text', 'blob')", "hold text where a number belongs"),
+            # NOTE: SQLite stores NaN as NULL (read as the default); inf and huge reals stay REAL.
+            ("typeof({c}) = 'real' AND abs({c}) >= 9223372036854775808.0", "hold a number beyond a 64-bit integer"),
+        )
         for expr, _ in exprs:
             for column in self._columns_in(table, expr):
                 if column in seen:
                     continue
                 seen.add(column)
-                count, first = self.rows(
-                    f'SELECT count(*), min(quote("{column}")) FROM "{table}" '
-                    f"WHERE typeof(\"{column}\") IN ('text', 'blob')"
-                )[0]
-                if count:
-                    raise InputError(
-                        f"{count:,} rows hold text where a number belongs (first: {first})",
-                        path=self.path,
-                        key=f"{table}.{column}",
-                        hint="The export is damaged or was edited; export the profile again",
-                    )
+                for cond, what in checks:
+                    where = cond.format(c=f'"{column}"')
+                    count = self.rows(f'SELECT count(*) FROM "{table}" WHERE {where}')[0][0]
+                    if count:
+                        raise InputError(
+                            f"{count:,} rows {what} (first: {self._first(table, column, where)})",
+                            path=self.path,
+                            key=f"{table}.{column}",
+                            hint="The export is damaged or was edited; export the profile again",
+                        )
+
+    def _first(self, table: str, column: str, where: str) -> str:
+        """``'abc' in rowid 12``: the first value matching ``where`` and its rowid (the value alone
+        for a table without rowids)."""
+        try:
+            rowid, value = self.con.execute(
+                f'SELECT rowid, quote("{column}") FROM "{table}" WHERE {where} ORDER BY rowid LIMIT 1'
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            (value,) = self.rows(f'SELECT quote("{column}") FROM "{table}" WHERE {where} LIMIT 1')[0]
+            return str(value)
+        return f"{value} in rowid {rowid}"
 
     def _read_adbc(self, dbapi: ModuleType, sql: str, outs: Sequence[np.ndarray]) -> int:
         if self._adbc_con is None:

@@ -26,6 +26,7 @@ from nodecast.traces import _common
 from nodecast.traces._sqlite import SqliteExport
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.trace import Trace, TraceMeta
+from nodecast.values import as_int, as_ints
 
 FORMAT = "nsys-sqlite"
 
@@ -75,11 +76,20 @@ def read_nsys(path: str | Path) -> Trace:
 
 
 def _enum(db: SqliteExport, table: str, prefix: str, default: dict[int, str], notes: list[str]) -> dict[int, str]:
-    """An nsys ENUM table as {number: short name}, or the documented default when absent."""
+    """An nsys ENUM table as {number: short name}, or the documented default when absent.
+
+    An ``id`` that is not an integer (NULL, text, a real such as inf) is an
+    InputError naming table, column and row: guessing would decode every copy wrongly.
+    Rows without a name decode as unknown.
+    """
     if table not in db.tables:
         notes.append(f"no {table} table: decoded with the documented numbering")
         return dict(default)
-    return {int(i): str(name).removeprefix(prefix) for i, name in db.rows(f'SELECT id, name FROM "{table}"')}
+    ids_and_names = db.rows(f'SELECT id, name FROM "{table}"')
+    ids = as_ints([i for i, _ in ids_and_names], path=db.path, field=f"{table}.id")
+    # Ids beyond 0..255 can never match: ``SqliteExport.code`` reads such codes as -1.
+    return {int(i): str(name).removeprefix(prefix) for i, (_, name) in zip(ids, ids_and_names, strict=True)
+            if name is not None and 0 <= i <= 255}
 
 
 def _read(db: SqliteExport) -> Trace:
@@ -191,25 +201,44 @@ def _profiler(db: SqliteExport) -> str:
 
 
 def _gpus(db: SqliteExport) -> dict[int, str]:
-    """GPU name per CUDA device id, from TARGET_INFO_GPU / _CUDA_DEVICE / _CUDA_GPU."""
+    """GPU name per CUDA device id, from TARGET_INFO_GPU / _CUDA_DEVICE / _CUDA_GPU.
+
+    Ids are checked (``as_int``): a NULL, text or out-of-range id is an
+    InputError naming table, column and row. A NULL ``cuDevice`` (older
+    exports leave it empty) or a negative one means "no CUDA device", and a
+    row without a name names no GPU.
+    """
     gpus: dict[int, str] = {}
     by_gpu_id: dict[int, str] = {}
     if "TARGET_INFO_GPU" in db.tables:
         gcols = db.columns("TARGET_INFO_GPU")
         key = "id" if "id" in gcols else "deviceId" if "deviceId" in gcols else None
         if key and "name" in gcols:
-            cuda = '"cuDevice"' if "cuDevice" in gcols else f'"{key}"'
-            for gpu_id, cu_dev, name in db.rows(f'SELECT "{key}", {cuda}, name FROM TARGET_INFO_GPU'):
-                by_gpu_id[int(gpu_id)] = str(name)
-                if cu_dev is not None and int(cu_dev) >= 0:
-                    gpus[int(cu_dev)] = str(name)
+            cuda = "cuDevice" if "cuDevice" in gcols else key
+            rows = db.rows(f'SELECT "{key}", "{cuda}", name FROM TARGET_INFO_GPU')
+            for row, (gpu_id, cu_dev, name) in enumerate(rows, 1):
+                gpu_id = as_int(gpu_id, path=db.path, field=f"TARGET_INFO_GPU.{key}", row=row)
+                if cu_dev is not None:
+                    cu_dev = as_int(cu_dev, path=db.path, field=f"TARGET_INFO_GPU.{cuda}", row=row)
+                if name is None:
+                    continue
+                by_gpu_id[gpu_id] = str(name)
+                if cu_dev is not None and cu_dev >= 0:
+                    gpus[cu_dev] = str(name)
     # The per-process CUDA id -> nsys GPU id map is the most direct when present.
     if "TARGET_INFO_CUDA_DEVICE" in db.tables and {"gpuId", "cudaId"} <= db.columns("TARGET_INFO_CUDA_DEVICE"):
-        for gpu_id, cuda_id in db.rows("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE"):
-            if gpu_id is not None and int(gpu_id) in by_gpu_id and cuda_id is not None:
-                gpus[int(cuda_id)] = by_gpu_id[int(gpu_id)]
+        rows = db.rows("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE")
+        for row, (gpu_id, cuda_id) in enumerate(rows, 1):
+            if gpu_id is None or cuda_id is None:
+                continue
+            gpu_id = as_int(gpu_id, path=db.path, field="TARGET_INFO_CUDA_DEVICE.gpuId", row=row)
+            cuda_id = as_int(cuda_id, path=db.path, field="TARGET_INFO_CUDA_DEVICE.cudaId", row=row)
+            if gpu_id in by_gpu_id:
+                gpus[cuda_id] = by_gpu_id[gpu_id]
     if "TARGET_INFO_CUDA_GPU" in db.tables and {"deviceId", "name"} <= db.columns("TARGET_INFO_CUDA_GPU"):
-        for dev, name in db.rows("SELECT deviceId, name FROM TARGET_INFO_CUDA_GPU"):
-            if dev is not None:
-                gpus.setdefault(int(dev), str(name))
+        rows = db.rows("SELECT deviceId, name FROM TARGET_INFO_CUDA_GPU")
+        for row, (dev, name) in enumerate(rows, 1):
+            if dev is not None and name is not None:
+                dev = as_int(dev, path=db.path, field="TARGET_INFO_CUDA_GPU.deviceId", row=row)
+                gpus.setdefault(dev, str(name))
     return dict(sorted(gpus.items()))

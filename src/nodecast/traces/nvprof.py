@@ -28,6 +28,7 @@ from nodecast.traces import _common
 from nodecast.traces._sqlite import SqliteExport
 from nodecast.traces.kinds import MemKind, OpKind
 from nodecast.traces.trace import Trace, TraceMeta
+from nodecast.values import as_int, as_ints
 
 FORMAT = "nvprof-sqlite"
 
@@ -133,15 +134,19 @@ def _syncs(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slic
 
 
 def _context_devices(db: SqliteExport, context: np.ndarray) -> np.ndarray:
-    """Device of each context id, from CUPTI_ACTIVITY_KIND_CONTEXT (device 0 when unknown)."""
+    """Device of each context id, from CUPTI_ACTIVITY_KIND_CONTEXT (device 0 when unknown).
+
+    A NULL, text or out-of-range ``contextId`` / ``deviceId`` (device ids are
+    kept in int16) is an InputError naming column and row.
+    """
     out = np.zeros(context.shape, dtype=np.int64)
     if not {"contextId", "deviceId"} <= db.columns(CONTEXT):
         return out
     pairs = db.rows(f"SELECT contextId, deviceId FROM {CONTEXT}")
     if not pairs:
         return out
-    ctx = np.array([p[0] for p in pairs], dtype=np.int64)
-    dev = np.array([p[1] for p in pairs], dtype=np.int64)
+    ctx = as_ints([p[0] for p in pairs], path=db.path, field=f"{CONTEXT}.contextId")
+    dev = as_ints([p[1] for p in pairs], path=db.path, field=f"{CONTEXT}.deviceId", ge=-(1 << 15), le=(1 << 15) - 1)
     order = np.argsort(ctx)
     ctx, dev = ctx[order], dev[order]
     pos = np.minimum(np.searchsorted(ctx, context), len(ctx) - 1)
@@ -168,13 +173,17 @@ def _profiler(db: SqliteExport) -> str:
 
 
 def _gpus(db: SqliteExport) -> dict[int, str]:
-    """Device name per device id; ``name`` is a StringTable id or, in some schemas, the text."""
+    """Device name per device id; ``name`` is a StringTable id or, in some schemas, the text.
+
+    An ``id`` that is NULL, text or out of range is an InputError naming column and row.
+    """
     if not {"id", "name"} <= db.columns(DEVICE):
         return {}
     strings = db.string_table("StringTable", "_id_")
     gpus = {}
-    for dev, name in db.rows(f"SELECT id, name FROM {DEVICE}"):
+    for row, (dev, name) in enumerate(db.rows(f"SELECT id, name FROM {DEVICE}"), 1):
+        dev = as_int(dev, path=db.path, field=f"{DEVICE}.id", row=row)
         if isinstance(name, int):
             name = strings.get(name, f"device {dev}")
-        gpus[int(dev)] = str(name)
+        gpus[dev] = f"device {dev}" if name is None else str(name)
     return dict(sorted(gpus.items()))

@@ -25,17 +25,19 @@ Decisions:
   without them memory kinds stay UNKNOWN. There are no CPU API times.
 - Bracketed rows that are neither copies nor memsets (unified-memory page
   faults...) are skipped and counted in ``meta.notes``.
+- nvprof's one-field trailer ``No kernels were profiled.`` (written after a
+  run that profiled nothing, which may follow another run's rows or end the
+  file) is skipped wherever it appears, and counted in ``meta.notes``.
 - A file cut inside its last row (inside a quoted field, or with fewer
   fields than its header) is an InputError giving the line, as are numbers
-  that are NaN, infinite or beyond 2^62 ns or bytes, and ops that end before
-  they start.
+  that are NaN, infinite or beyond 2^62 ns or bytes (``nodecast.values``
+  names the column and line), and ops that end before they start.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from nodecast.errors import InputError
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import Trace, TraceMeta
+from nodecast.values import as_float, as_int
 
 FORMAT = "nvprof-csv"
 
@@ -60,6 +63,11 @@ _COPY = re.compile(r"^\[(?:CUDA|Unified Memory) [Mm]emcpy (\w+)\]$")
 _UVM = {CopyKind.HTOD: CopyKind.UVM_HTOD, CopyKind.DTOH: CopyKind.UVM_DTOH, CopyKind.DTOD: CopyKind.UVM_DTOD}
 
 _GRID = ("Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z")
+
+#: One-field lines nvprof itself writes among the CSV rows (a run that profiled nothing).
+NVPROF_TRAILERS = frozenset({"No kernels were profiled."})
+
+_DAMAGED = "The file may be damaged; save the nvprof output again"
 
 
 def looks_like_nvprof_csv(text: str) -> bool:
@@ -80,12 +88,14 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
     notes: list[str] = []
-    blocks = _blocks(text, path)
+    blocks, trailers = _blocks(text, path)
+    if trailers:
+        notes.append(f"{trailers} run(s) printed nvprof's 'No kernels were profiled.'")
     api_blocks = [b for b in blocks if "Device" not in b[0]]
     if api_blocks:
         notes.append(f"ignored {sum(len(b[2]) for b in api_blocks)} API-trace rows (no CPU API times from CSV)")
         blocks = [b for b in blocks if "Device" in b[0]]
-    ops = [_op(units, row, path) for _, units, body in blocks for row in body]
+    ops = [_op(units, row, line, path) for _, units, body in blocks for line, row in body]
     skipped = sum(op is None for op in ops)
     if skipped:
         notes.append(f"skipped {skipped} rows that are neither kernels, copies nor memsets")
@@ -116,7 +126,7 @@ def read_nvprof_csv(path: str | Path) -> Trace:
         names = []
     gpus = {}
     for _, _, body in blocks:
-        for row in body:
+        for _, row in body:
             m = _DEVICE.match(row.get("Device", "") or "")
             if m:
                 gpus[int(m.group(2))] = m.group(1)
@@ -127,21 +137,27 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     return _common.finish(cols, names, meta)
 
 
-def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list[dict[str, str]]]]:
-    """Split the file into (header, units per column, data rows as dicts) blocks.
+Row = tuple[int, dict[str, str]]  # (line in the file, {column: text})
 
-    A file that ends inside a quoted field, or whose last row has fewer fields
+
+def _blocks(text: str, path: Path) -> tuple[list[tuple[list[str], dict[str, str], list[Row]]], int]:
+    """Split the file into (header, units per column, data rows) blocks; also count nvprof's trailers.
+
+    Each data row keeps its line number in the file, for messages. A file
+    that ends inside a quoted field, or whose last data row has fewer fields
     than its header, was cut short: InputError with the line number, where
-    the csv module would silently drop or shorten that row.
+    the csv module would silently drop or shorten that row. nvprof's trailer
+    lines (``NVPROF_TRAILERS``) are not rows, wherever they appear.
     """
-    blocks: list[tuple[list[str], dict[str, str], list[dict[str, str]]]] = []
+    blocks: list[tuple[list[str], dict[str, str], list[Row]]] = []
     # Keep each line's number in the file for messages; blank and ==PID== lines are skipped.
     numbered = [(i, ln) for i, ln in enumerate(text.splitlines(), 1) if ln.strip() and not ln.startswith("==")]
     lines = [ln for _, ln in numbered]
     reader = csv.reader(io.StringIO("\n".join(lines)))
     header: list[str] | None = None
     units: dict[str, str] | None = None
-    last_start = 0  # index in ``lines`` of the first line of the last record read
+    last_start: int | None = None  # index in ``lines`` of the first line of the last data row read
+    trailers = 0
     while True:
         start = reader.line_num
         try:
@@ -154,9 +170,11 @@ def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list
                 path=path,
                 hint="Save the nvprof output again",
             ) from None
-        last_start = start
+        if len(record) == 1 and record[0].strip() in NVPROF_TRAILERS:
+            trailers += 1
+            continue
         if record[:2] == ["Start", "Duration"]:
-            header, units = record, None
+            header, units, last_start = record, None, None
             blocks.append((header, {}, []))
             continue
         if header is None:
@@ -171,10 +189,12 @@ def _blocks(text: str, path: Path) -> list[tuple[list[str], dict[str, str], list
                 )
             blocks[-1] = (header, units, blocks[-1][2])
             continue
-        blocks[-1][2].append(dict(zip(header, record, strict=False)))
-    if blocks and blocks[-1][2]:
+        last_start = start
+        blocks[-1][2].append((numbered[start][0], dict(zip(header, record, strict=False))))
+    if last_start is not None:
+        # The file's last record, trailers aside, is a data row: a cut can only be there.
         _check_not_truncated(lines[last_start:], blocks[-1][0], numbered[last_start][0], path)
-    return blocks
+    return blocks, trailers
 
 
 def _check_not_truncated(last: list[str], header: list[str], line: int, path: Path) -> None:
@@ -222,36 +242,42 @@ _FIELDS = (
 _LIMIT = 1 << 62
 
 
-def _number(text: str | None, scale: int, path: Path, what: str) -> int:
-    """A printed number in a unit -> integer in base units (rounded); empty -> 0."""
+def _number(text: str | None, scale: int, path: Path, what: str, line: int) -> int:
+    """A printed number in a unit -> integer in base units (rounded); empty -> 0.
+
+    NaN, infinities and magnitudes beyond ``_LIMIT`` in base units are an
+    InputError naming the column and the line (``nodecast.values.as_float``).
+    """
     if not text:
         return 0
-    try:
-        value = float(text.replace(",", "")) * scale
-    except ValueError:
-        raise InputError(f"{what} is not a number: {text!r}", path=path) from None
-    if math.isnan(value):
-        raise InputError(f"{what} is not a number: {text!r}", path=path)
-    if abs(value) > _LIMIT:  # also inf: round() would raise, a huge int would not fit the column
-        raise InputError(f"{what} is out of range: {text!r}", path=path, hint="The file may be damaged")
-    return round(value)
+    bound = _LIMIT / scale  # in the file's unit, so that the message speaks the file's unit
+    value = as_float(text.replace(",", ""), path=path, field=what, row=f"line {line}", ge=-bound, le=bound,
+                     hint=_DAMAGED)
+    return round(value * scale)
 
 
-def _op(units: dict[str, str], row: dict[str, str], path: Path) -> tuple[Any, ...] | None:
+def _id(text: str | None, path: Path, what: str, line: int) -> int:
+    """A stream or correlation id (an integer >= 0); -1 when the field is empty or absent."""
+    if not text or not text.strip():
+        return -1
+    return as_int(text, path=path, field=what, row=f"line {line}", ge=0, hint=_DAMAGED)
+
+
+def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path) -> tuple[Any, ...] | None:
     """One data row -> a tuple of _FIELDS values, or None for rows that are not GPU ops."""
     tscale = TIME_UNITS[units.get("Start", "s")]
     dscale = TIME_UNITS.get(units.get("Duration", "s"), tscale)
-    start = _number(row.get("Start"), tscale, path, "Start")
-    end = start + _number(row.get("Duration"), dscale, path, "Duration")
+    start = _number(row.get("Start"), tscale, path, "Start", line)
+    end = start + _number(row.get("Duration"), dscale, path, "Duration", line)
     size_unit = units.get("Size", "B") or "B"
     if size_unit not in SIZE_UNITS:
         raise InputError(f"unknown size unit {size_unit!r}", path=path, hint=f"Expected one of {', '.join(SIZE_UNITS)}")
-    nbytes = _number(row.get("Size"), SIZE_UNITS[size_unit], path, "Size")
+    nbytes = _number(row.get("Size"), SIZE_UNITS[size_unit], path, "Size", line)
     dev = _DEVICE.match(row.get("Device", "") or "")
     device = int(dev.group(2)) if dev else 0
-    stream = int(row["Stream"]) if (row.get("Stream") or "").isdigit() else -1
+    stream = _id(row.get("Stream"), path, "Stream", line)
     name = (row.get("Name") or "").strip()
-    corr = int(row["Correlation_ID"]) if (row.get("Correlation_ID") or "").isdigit() else -1
+    corr = _id(row.get("Correlation_ID"), path, "Correlation_ID", line)
     src = _common.mem_kind_from_label(row.get("SrcMemType"))
     dst = _common.mem_kind_from_label(row.get("DstMemType"))
     copy = CopyKind.NONE
@@ -282,7 +308,7 @@ def _op(units: dict[str, str], row: dict[str, str], path: Path) -> tuple[Any, ..
             name = m.group(1)
             corr = corr if corr >= 0 else int(m.group(2))
         name_out = name
-        grid = tuple(_number(row.get(c), 1, path, c) for c in _GRID)
+        grid = tuple(_number(row.get(c), 1, path, c, line) for c in _GRID)
     src_device, dst_device = _device_of(row.get("Src Dev")), _device_of(row.get("Dst Dev"))
     return (kind, copy, src, dst, nbytes, start, end, device, src_device, dst_device, stream, corr, *grid, name_out)
 
