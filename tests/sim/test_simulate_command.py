@@ -245,3 +245,137 @@ def test_dag_values_json_allows_but_a_graph_cannot_hold(tmp_path, capsys, starpu
                    '"access": [["A", "RW"]], ' + task_field + "}]}")
     err = _one_line_error(capsys, ["simulate", "--dag", str(dag), *starpu_args])
     assert expected in err and "v.json" in err
+
+
+def _reference_rows(starpu_data, lines, machines):
+    """Rows of the real reference/attila.csv (1-based file lines) with the machine column set as given."""
+    text = (starpu_data / "reference" / "attila.csv").read_text().splitlines()
+    rows = [text[0]]
+    for line, machine in zip(lines, machines, strict=True):
+        rows.append(machine + text[line - 1][len("attila") :])
+    return "\n".join(rows) + "\n"
+
+
+def test_rows_of_several_machines_run_each_on_its_own(tmp_path, starpu_data, capsys):
+    """A reference file mixing machines runs each row on its own machine's platform and models.
+
+    The file is built from real rows of reference/attila.csv (Cholesky 9600 dmda gpuonly, line 2)
+    with the machine column of the second copy changed to hannibal, which sampling/ also holds:
+    that row must give what a plain hannibal run gives, not attila's figure.
+    """
+    ref = tmp_path / "mixed.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 2], ["attila", "hannibal"]))
+    table = tmp_path / "cmp.csv"
+    sampling = str(starpu_data / "sampling")
+    assert main(["simulate", "--compare-reference", str(ref), "--starpu-dir", sampling, "--csv", str(table)]) == 0
+    rows = list(csv.DictReader(table.open()))
+    assert [r["machine"] for r in rows] == ["attila", "hannibal"]
+    capsys.readouterr()
+    for row in rows:
+        summary = tmp_path / f"{row['machine']}.json"
+        argv = ["simulate", "cholesky", "--size", "9600", "--starpu-dir", sampling, "--starpu-machine", row["machine"]]
+        assert main([*argv, "--json", str(summary)]) == 0
+        assert float(row["nodecast_gflops"]) == round(json.loads(summary.read_text())["gflops"], 3)
+    assert float(rows[0]["nodecast_gflops"]) > 2 * float(rows[1]["nodecast_gflops"])  # C2050s against FX5800s
+
+
+def test_starpu_machine_keeps_the_rows_of_that_machine(tmp_path, starpu_data, capsys):
+    """--starpu-machine with a mixed reference file compares only that machine's rows (real rows, machine column edited)."""
+    ref = tmp_path / "mixed.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 78, 2], ["attila", "hannibal", "hannibal"]))
+    table = tmp_path / "cmp.csv"
+    argv = ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--csv", str(table)]
+    assert main([*argv, "--starpu-machine", "hannibal"]) == 0
+    rows = list(csv.DictReader(table.open()))
+    assert [(r["machine"], r["app"]) for r in rows] == [("hannibal", "lu_implicit_example_float"), ("hannibal", "cholesky_implicit")]
+    capsys.readouterr()
+    err = _one_line_error(capsys, [*argv, "--starpu-machine", "idgraf"])
+    assert "no reference row of machine 'idgraf'" in err and "attila, hannibal" in err
+
+
+def test_a_row_whose_machine_is_not_in_starpu_dir_is_refused(tmp_path, starpu_data, capsys):
+    """A row naming a machine without calibration in --starpu-dir is one line naming file, line and machine, before any simulation."""
+    ref = tmp_path / "ref.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 10], ["attila", "nosuch"]))
+    table = tmp_path / "cmp.csv"
+    argv = ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--csv", str(table)]
+    err = _one_line_error(capsys, argv)
+    assert "ref.csv: line 3: machine 'nosuch'" in err and "attila, hannibal" in err and "--starpu-machine" in err
+    assert not table.exists()
+
+
+def test_platform_option_with_rows_of_several_machines_is_refused(tmp_path, starpu_data, capsys):
+    """--platform replaces one machine's platform: with rows of two machines it is refused in one line."""
+    ref = tmp_path / "ref.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 2], ["attila", "hannibal"]))
+    xml = starpu_data / "sampling" / "bus" / "attila.platform.v4.xml"
+    argv = ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--platform", str(xml)]
+    err = _one_line_error(capsys, argv)
+    assert "--platform" in err and "attila, hannibal" in err
+
+
+def test_rows_whose_status_is_not_ok_are_skipped_and_counted(tmp_path, starpu_data, capsys):
+    """Rows StarPU itself failed on (status not ok, empty numbers) are skipped with a count per status; the ok row runs.
+
+    The failed rows are real rows of reference/attila.csv with their status set to 'crashed' or
+    'timeout' and their sim_time_ms, sim_gflops and wall_s emptied, as the reference format writes them.
+    """
+    text = (starpu_data / "reference" / "attila.csv").read_text().splitlines()
+    failed = [",".join([*line.split(",")[:10], "", "", "", status, ""]) for line, status in ((text[9], "crashed"), (text[17], "timeout"), (text[25], "crashed"))]
+    ref = tmp_path / "ref.csv"
+    ref.write_text("\n".join([text[0], text[1], *failed]) + "\n")
+    table = tmp_path / "cmp.csv"
+    assert main(["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--csv", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 3 rows whose status is not ok (crashed: 2, timeout: 1)" in out
+    assert [r["scheduler"] for r in csv.DictReader(table.open())] == ["dmda"]
+
+
+def test_malformed_number_in_an_ok_row_names_file_line_and_field(tmp_path, starpu_data, capsys):
+    """An ok row with an empty or non-numeric sim_gflops is still refused, naming the file, line and column."""
+    text = (starpu_data / "reference" / "attila.csv").read_text().splitlines()
+    fields = text[9].split(",")
+    fields[11] = "fast"
+    ref = tmp_path / "ref.csv"
+    ref.write_text("\n".join([text[0], text[1], ",".join(fields)]) + "\n")
+    err = _one_line_error(capsys, ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling")])
+    assert "ref.csv: line 3: sim_gflops: malformed number 'fast'" in err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_row_without_kernel_model_fails_alone(tmp_path, starpu_data, capsys, jobs):
+    """A row whose kernels have no model on its machine is reported failed with the reason; the other rows still run.
+
+    Built from real rows of reference/attila.csv: Cholesky 9600 dmda (line 2) and LU double 9600 dmda
+    (line 50) with the machine set to hannibal, whose sampling/ models include no double-precision LU
+    kernel. With --jobs 2 the rows run on a local Dask cluster.
+    """
+    ref = tmp_path / "ref.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 50, 2], ["attila", "hannibal", "hannibal"]))
+    table = tmp_path / "cmp.csv"
+    argv = ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--csv", str(table), "--jobs", jobs]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = list(csv.DictReader(table.open()))
+    assert [r["machine"] for r in rows] == ["attila", "hannibal", "hannibal"]
+    assert rows[1]["nodecast_gflops"] == "" and "starpu_dlu_lu_model_getrf' has no performance model for machine 'hannibal'" in rows[1]["error"]
+    assert rows[0]["error"] == rows[2]["error"] == "" and float(rows[2]["nodecast_gflops"]) > 0
+    assert "failed: kernel 'starpu_dlu_lu_model_getrf'" in out
+    assert "1 row failed (line 3):" in out and "/2 rows within 3 %" in out
+
+
+def test_every_row_failing_is_one_line(tmp_path, starpu_data, capsys):
+    """When no row can be simulated the command says why in one line and writes no table (real LU double row, machine set to hannibal)."""
+    ref = tmp_path / "ref.csv"
+    ref.write_text(_reference_rows(starpu_data, [50], ["hannibal"]))
+    table = tmp_path / "cmp.csv"
+    err = _one_line_error(capsys, ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--csv", str(table)])
+    assert "ref.csv: no row could be simulated" in err and "starpu_dlu_lu_model_getrf" in err
+    assert not table.exists()
+
+
+@pytest.mark.parametrize("value", ["-2GB", "-2", "-1e9", "0MiB"])
+def test_negative_gpu_memory_reaches_nodecasts_check(capsys, starpu_args, value):
+    """--gpu-memory -2GB is read as a value (not as an option) and refused by nodecast in one line."""
+    err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", *starpu_args, "--gpu-memory", value])
+    assert f"--gpu-memory: must be > 0 bytes (got '{value}')" in err

@@ -33,6 +33,11 @@ def register(subparsers) -> None:
             "with StarPU+SimGrid's own predictions."
         ),
     )
+    # NOTE: argparse (before Python 3.13) reads "-2GB" or "-1e9" as an unknown option, so that
+    # "--gpu-memory -2GB" ends in "expected one argument". No simulate option starts with a digit:
+    # any "-<digit>..." or "-.<digit>..." word is a value, as Python 3.13's argparse reads it, and
+    # reaches nodecast's own check.
+    p._negative_number_matcher = re.compile(r"-\.?\d")
     p.add_argument("app", nargs="?", choices=("cholesky", "lu"), help="built-in application (or use --dag)")
     p.add_argument("--dag", type=Path, help="task graph file (JSON, see nodecast.sim.dag)")
     g = p.add_argument_group("problem")
@@ -42,7 +47,11 @@ def register(subparsers) -> None:
     g.add_argument("--precision", choices=("single", "double"), default="single")
     g = p.add_argument_group("node and calibration")
     g.add_argument("--starpu-dir", type=Path, help="StarPU 'sampling' folder with bus/ and codelets/45/ (default $NODECAST_STARPU_DIR)")
-    g.add_argument("--starpu-machine", help="calibrated machine name in that folder (e.g. attila)")
+    g.add_argument(
+        "--starpu-machine",
+        help="calibrated machine name in that folder (e.g. attila); with --compare-reference, compare only that machine's rows "
+        "(default: every row, each on its own machine)",
+    )
     g.add_argument("--platform", type=Path, help="a StarPU *.platform.xml / *.platform.v4.xml to use instead")
     g.add_argument("--machine", help="build the platform from a nodecast machine (catalogue name or TOML file)")
     g.add_argument("--kernel-time", action="append", default=[], metavar="KERNEL=SECONDS", help="duration for a kernel the models lack")
@@ -111,13 +120,18 @@ def register(subparsers) -> None:
 
 # --------------------------------------------------------------------- helpers
 def _parse_bytes(text: str) -> float:
+    """Bytes in ``--gpu-memory`` (e.g. 2GB, 3000MiB, 2e9): a finite number > 0, or InputError."""
+    hint = "Use e.g. 2GB, 3000MiB or 2e9"
     m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
     if not m or m.group(2).upper() not in _UNITS:
-        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory", hint="Use e.g. 2GB, 3000MiB or 2e9")
+        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory", hint=hint)
     try:
-        return float(m.group(1)) * _UNITS[m.group(2).upper()]
+        value = float(m.group(1)) * _UNITS[m.group(2).upper()]
     except ValueError:
-        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory") from None
+        raise InputError(f"cannot read a size from {text!r}", key="--gpu-memory", hint=hint) from None
+    if not (value > 0 and math.isfinite(value)):
+        raise InputError(f"must be > 0 bytes (got {text!r})", key="--gpu-memory", hint=hint)
+    return value
 
 
 def _parse_sizes(text: str) -> list[int]:
@@ -185,6 +199,8 @@ def _check_args(args, sweep: bool) -> None:
         _jobs(args)
         if not sweep:
             raise InputError("runs the simulations of a sweep or comparison in parallel, and this is a single run", key="--jobs")
+    if args.gpu_memory is not None:
+        _parse_bytes(args.gpu_memory)
     if args.max_blocks is not None and args.max_blocks < 1:
         raise InputError(f"must be >= 1 (got {args.max_blocks})", key="--max-blocks")
     for attr, (option, suffixes, needs_many) in _OUTPUTS.items():
@@ -222,12 +238,13 @@ def _starpu_dir(args) -> Path | None:
     return folder
 
 
-def _platform_and_models(args):
+def _platform_and_models(args, machine: str | None = None):
+    """The platform and kernel models the options describe; ``machine`` replaces ``--starpu-machine``."""
     from nodecast.sim.perfmodel import KernelModels, load_samples_csv
     from nodecast.sim.platform import Platform
 
     folder = _starpu_dir(args)
-    machine = args.starpu_machine
+    machine = machine or args.starpu_machine
     node = None  # the nodecast Machine behind the platform, when there is one
     if args.platform is not None:
         plat = Platform.from_starpu(args.platform)
@@ -242,11 +259,10 @@ def _platform_and_models(args):
                 key="--starpu-dir",
                 hint="Give --starpu-dir and --starpu-machine (e.g. attila), --platform FILE or --machine NAME",
             )
-        xml = folder / "bus" / f"{machine}.platform.v4.xml"
-        if not xml.exists():
-            xml = folder / "bus" / f"{machine}.platform.xml"
-        if not xml.exists():
-            raise InputError(f"no platform file for machine {machine!r}", path=folder / "bus", key="--starpu-machine")
+        xml = _starpu_platform_file(folder, machine)
+        if xml is None:
+            raise InputError(f"no platform file for machine {machine!r}", path=folder / "bus", key="--starpu-machine",
+                             hint=f"Machines there: {_machines_there(folder)}")
         plat = Platform.from_starpu(xml)
     if args.gpus is not None:
         plat = plat.with_gpu_count(args.gpus)
@@ -272,6 +288,21 @@ def _platform_and_models(args):
     if node is not None and codelets is not None and machine is not None and scale is None:
         plat.notes.append(_foreign_models_note(folder, machine, node))
     return plat, models
+
+
+def _starpu_platform_file(folder: Path, machine: str) -> Path | None:
+    """``bus/<machine>.platform.v4.xml`` (the newer SimGrid dialect) or ``.platform.xml`` in StarPU's folder, None if neither."""
+    for name in (f"{machine}.platform.v4.xml", f"{machine}.platform.xml"):
+        xml = folder / "bus" / name
+        if xml.exists():
+            return xml
+    return None
+
+
+def _machines_there(folder: Path) -> str:
+    """The machines with a platform file in ``folder/bus``, comma-separated ("none" when there is none)."""
+    names = sorted({p.name.split(".platform")[0] for p in (folder / "bus").glob("*.platform*.xml")})
+    return ", ".join(names) or "none"
 
 
 def _kernel_times(args) -> dict[str, float]:
@@ -309,14 +340,12 @@ def _foreign_models_note(folder: Path, machine: str, node) -> str:
     from nodecast.sim.platform import Platform
 
     measured_on = ""
-    for name in (f"{machine}.platform.v4.xml", f"{machine}.platform.xml"):
-        xml = folder / "bus" / name
-        if xml.exists():
-            try:
-                measured_on = f" ({', '.join(dict.fromkeys(Platform.from_starpu(xml).gpu_models))})"
-            except InputError:
-                pass
-            break
+    xml = _starpu_platform_file(folder, machine)
+    if xml is not None:
+        try:
+            measured_on = f" ({', '.join(dict.fromkeys(Platform.from_starpu(xml).gpu_models))})"
+        except InputError:
+            pass
     return (
         f"kernel durations are StarPU's measurements on {machine!r}{measured_on}, used unchanged on "
         f"{node.name}'s {node.gpu.model}; leave out --starpu-dir and add --roofline-missing for roofline times of that GPU"
@@ -501,17 +530,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compare(args, console) -> int:
-    from nodecast.sim.reference import compare, load_reference
+    from dataclasses import replace
+
+    from nodecast.sim.reference import compare, failed_summary, load_reference, load_setups
 
     folder = _starpu_dir(args)
-    machine = args.starpu_machine or "attila"
+    default_machine = args.starpu_machine or "attila"
     if args.compare_reference:
         csv_path = Path(args.compare_reference)
     elif folder is not None:
-        csv_path = folder.parent / "reference" / f"{machine}.csv"
+        csv_path = folder.parent / "reference" / f"{default_machine}.csv"
     else:
         raise InputError("no reference CSV given", key="--compare-reference", hint="Give the CSV path or --starpu-dir")
-    rows = load_reference(csv_path)
+    table = load_reference(csv_path)
+    # NOTE: a file without a machine column is one machine's: --starpu-machine's (attila by default)
+    rows = [r if r.machine else replace(r, machine=default_machine) for r in table.rows]
+    in_file = list(dict.fromkeys(r.machine for r in rows))
+    if args.starpu_machine is not None:
+        rows = [r for r in rows if r.machine == args.starpu_machine]
+        if not rows:
+            raise InputError(f"no reference row of machine {args.starpu_machine!r}", path=csv_path, key="--starpu-machine",
+                             hint=f"The file's rows are of: {', '.join(in_file) or 'no machine (every row skipped)'}")
     if args.max_blocks is not None:
         rows = [r for r in rows if r.nblocks <= args.max_blocks]
     if args.app is not None:
@@ -521,51 +560,87 @@ def _compare(args, console) -> int:
         rows = [r for r in rows if r.scheduler in keep]
     if not rows:
         raise InputError("no reference row left after filtering", path=csv_path)
-    if args.starpu_machine is None:
-        args.starpu_machine = rows[0].machine or machine
-    plat, models = _platform_and_models(args)
+    machines = list(dict.fromkeys(r.machine for r in rows))
+    override = "--platform" if args.platform is not None else "--machine" if args.machine is not None else None
+    if override and len(machines) > 1:
+        raise InputError(
+            f"replaces the platform of every row, and {csv_path} has rows of {len(machines)} machines ({', '.join(machines)})",
+            key=override,
+            hint=f"Keep one machine's rows with --starpu-machine NAME, or leave {override} out",
+        )
+    if folder is None and override is None:
+        raise InputError("no calibration folder for the reference rows' machines", key="--starpu-dir",
+                         hint="Give --starpu-dir (StarPU's sampling folder) or set NODECAST_STARPU_DIR")
+
+    def load(machine: str):
+        if override is None and _starpu_platform_file(folder, machine) is None:
+            raise InputError(f"no platform file for it in {folder / 'bus'} (machines there: {_machines_there(folder)})")
+        return _platform_and_models(args, machine)
+
+    setups = load_setups(
+        rows,
+        load,
+        csv_path,
+        hint="Give --starpu-dir a folder with that machine's calibration, or compare only other machines' rows with --starpu-machine NAME",
+    )
     progress, task = _progress(len(rows), "comparing with the reference")
     t0 = time.perf_counter()
     with progress:
         out = compare(
             rows,
-            plat,
-            models,
+            setups,
             options=_options(args, "dmda", False),
             progress=lambda _: progress.advance(task),
             jobs=_jobs(args),
             address=args.cluster,
         )
+    ran = [r for r in out if not r["error"]]
+    if not ran:
+        raise InputError(f"no row could be simulated: {failed_summary(out)}", path=csv_path)
+    several = len(machines) > 1
     console.print(
-        "app        prec  size   sched  workers  reference GF/s  nodecast GF/s   diff %  full(ref/ours)  cause if > 3 %",
+        ("machine        " if several else "")
+        + "app        prec  size   sched  workers  reference GF/s  nodecast GF/s   diff %  full(ref/ours)  cause if > 3 %",
         highlight=False,
         soft_wrap=True,
     )
     for r in out:
+        head = (f"{r['machine'][:14]:<14} " if several else "") + (
+            f"{r['app'][:10]:<10} {r['precision'][:6]:<5} {r['matrix_size']:<6} {r['scheduler']:<6} {r['worker_config'][:7]:<8}"
+            f"{r['reference_gflops']:14.1f} "
+        )
+        if r["error"]:
+            console.print(f"{head}failed: {r['error']}", highlight=False, soft_wrap=True)
+            continue
         flag = f"{'Y' if r['reference_memory_full'] else '-'}/{'Y' if r['nodecast_memory_full'] else '-'}"
         console.print(
-            f"{r['app'][:10]:<10} {r['precision'][:6]:<5} {r['matrix_size']:<6} {r['scheduler']:<6} {r['worker_config'][:7]:<8}"
-            f"{r['reference_gflops']:14.1f} {r['nodecast_gflops']:14.1f} {r['diff_pct']:+8.1f}  {flag:^14}  {r['likely_cause']}",
+            f"{head}{r['nodecast_gflops']:14.1f} {r['diff_pct']:+8.1f}  {flag:^14}  {r['likely_cause']}",
             highlight=False,
             soft_wrap=True,
         )
-    within = sum(1 for r in out if abs(r["diff_pct"]) <= 3.0)
-    same_full = sum(1 for r in out if r["reference_memory_full"] == r["nodecast_memory_full"])
+    within = sum(1 for r in ran if abs(r["diff_pct"]) <= 3.0)
+    same_full = sum(1 for r in ran if r["reference_memory_full"] == r["nodecast_memory_full"])
     console.print(
-        f"{within}/{len(out)} rows within 3 %; memory-full flag agrees on {same_full}/{len(out)} rows; "
-        f"nodecast: {sum(r['nodecast_wall_s'] for r in out):.1f} s of simulations, {time.perf_counter() - t0:.1f} s wall",
+        f"{within}/{len(ran)} rows within 3 %; memory-full flag agrees on {same_full}/{len(ran)} rows; "
+        f"nodecast: {sum(r['nodecast_wall_s'] for r in ran):.1f} s of simulations, {time.perf_counter() - t0:.1f} s wall",
         highlight=False,
+        soft_wrap=True,
     )
+    for line in (failed_summary(out), table.skipped_line()):
+        if line:
+            console.print(line, highlight=False, soft_wrap=True)
     if args.csv:
         _write_rows_csv(out, args.csv)
         _wrote(args.csv)
     if args.plot:
         from nodecast.sim.outputs import write_sweep_png
 
-        sel = [r for r in out if r["app"] == out[0]["app"] and r["precision"] == out[0]["precision"] and r["worker_config"] == out[0]["worker_config"]]
+        first = ran[0]
+        same = ("machine", "app", "precision", "worker_config")
+        sel = [r for r in ran if all(r[k] == first[k] for k in same)]
         ours = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["nodecast_gflops"]} for r in sel]
         ref = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["reference_gflops"]} for r in sel]
-        title = f"{sel[0]['app']} ({sel[0]['precision']}), {sel[0]['worker_config']}: nodecast vs StarPU+SimGrid"
-        write_sweep_png(ours, args.plot, title=title, reference=ref)
+        title = f"{first['app']} ({first['precision']}), {first['worker_config']}" + (f" on {first['machine']}" if several else "")
+        write_sweep_png(ours, args.plot, title=f"{title}: nodecast vs StarPU+SimGrid", reference=ref)
         _wrote(args.plot)
     return 0

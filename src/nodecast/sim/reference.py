@@ -1,21 +1,28 @@
 """Compare nodecast's predictions with StarPU+SimGrid's own (``reference/attila.csv``).
 
 The reference CSV (see ``../shared/data/starpu/reference/README.md``) lists,
-per application, precision, matrix size, scheduler and worker configuration,
-the simulated time and GFlop/s that StarPU 1.4.9 over SimGrid 3.32 predicts
-from the same calibration files, plus the wall time it took and whether
-StarPU warned that GPU memory was full (``gpu_memory_full_purge_warning``).
+per machine, application, precision, matrix size, scheduler and worker
+configuration, the simulated time and GFlop/s that StarPU 1.4.9 over SimGrid
+3.32 predicts from the same calibration files, plus the wall time it took,
+whether StarPU warned that GPU memory was full (``gpu_memory_full_purge_warning``)
+and the run's ``status``: rows StarPU itself did not complete (any status but
+``ok``, usually with empty numbers) are skipped and counted, not compared.
 
-``compare`` runs nodecast on every row and returns one record per row with
-both GFlop/s, the relative difference, and both sides' memory-full flags, so
-that one can check that the performance drop appears at the same size.
+``compare`` runs nodecast on every row, each on its own machine's platform and
+kernel models, and returns one record per row with both GFlop/s, the relative
+difference, and both sides' memory-full flags, so that one can check that the
+performance drop appears at the same size. A row nodecast cannot simulate (a
+kernel without a model on that machine) is a failed record with the reason;
+the other rows still run.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +34,16 @@ from nodecast.sim.sweep import Case, run_cases
 
 _NEEDED = ("app", "precision", "matrix_size", "block_size", "scheduler", "worker_config", "sim_gflops")
 
+#: the status of a row StarPU completed; any other value marks a run to skip
+OK = "ok"
+
+#: what a platform and kernel models are keyed by: the reference's ``machine`` column
+Setups = Mapping[str, tuple[Platform, KernelModels]]
+
 
 @dataclass(frozen=True)
 class ReferenceRow:
-    """One line of the reference CSV."""
+    """One line of the reference CSV (``line``: its line number in the file, the header being line 1)."""
 
     machine: str
     app: str
@@ -44,48 +57,104 @@ class ReferenceRow:
     sim_gflops: float
     wall_s: float
     notes: str
+    line: int = 0
 
     @property
     def purge_warning(self) -> bool:
         return "purge" in self.notes or "memory_full" in self.notes
 
 
-def load_reference(path: str | Path) -> list[ReferenceRow]:
-    """Read a reference CSV. Raises InputError for a missing column or a malformed number."""
+@dataclass(frozen=True)
+class ReferenceTable:
+    """A reference CSV: the rows StarPU completed and how many others were skipped.
+
+    Attributes:
+        path: the file read.
+        rows: the rows whose status is ``ok`` (every row when the file has no ``status`` column).
+        skipped: {status: number of rows} of the rows skipped (an empty status reads ``(empty)``).
+    """
+
+    path: Path
+    rows: list[ReferenceRow]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skipped_line(self) -> str:
+        """``skipped N rows whose status is not ok (crashed: 2, timeout: 1)``, or "" when none was skipped."""
+        n = sum(self.skipped.values())
+        if not n:
+            return ""
+        counts = ", ".join(f"{status}: {count}" for status, count in sorted(self.skipped.items()))
+        return f"skipped {n} row{'s' if n > 1 else ''} whose status is not {OK} ({counts})"
+
+
+def load_reference(path: str | Path) -> ReferenceTable:
+    """Read a reference CSV.
+
+    Rows whose ``status`` is not ``ok`` are counted in ``skipped`` and not
+    parsed further. Raises InputError naming the file and line for a missing
+    column, or an ``ok`` row with a malformed number or values that cannot be
+    simulated.
+    """
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in _NEEDED if c not in (reader.fieldnames or [])]
+            fields = reader.fieldnames or []
+            missing = [c for c in _NEEDED if c not in fields]
             if missing:
                 raise InputError(f"missing column(s) {missing}", path=path)
-            rows = []
+            rows: list[ReferenceRow] = []
+            skipped: Counter[str] = Counter()
             for lineno, r in enumerate(reader, 2):
-                try:
-                    rows.append(
-                        ReferenceRow(
-                            machine=r.get("machine", ""),
-                            app=r["app"],
-                            precision=r["precision"],
-                            matrix_size=int(r["matrix_size"]),
-                            nblocks=int(r.get("nblocks") or int(r["matrix_size"]) // (int(r["block_size"]) or 1)),
-                            block_size=int(r["block_size"]),
-                            scheduler=r["scheduler"],
-                            worker_config=r["worker_config"],
-                            sim_time_ms=float(r.get("sim_time_ms") or "nan"),
-                            sim_gflops=float(r["sim_gflops"]),
-                            wall_s=float(r.get("wall_s") or "nan"),
-                            notes=r.get("notes", "") or "",
-                        )
-                    )
-                except (TypeError, ValueError):
-                    raise InputError(f"line {lineno}: malformed number", path=path) from None
+                status = (r.get("status") or "").strip() if "status" in fields else OK
+                if status != OK:
+                    skipped[status or "(empty)"] += 1
+                    continue
+                rows.append(_row(r, lineno, path))
                 _check_row(rows[-1], lineno, path)
     except OSError as exc:
         raise InputError(f"cannot read reference ({exc.strerror})", path=path) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", path=path, hint="Give StarPU+SimGrid's reference CSV") from None
-    return rows
+    except csv.Error as exc:
+        raise InputError(f"not a CSV file ({exc})", path=path, hint="Give StarPU+SimGrid's reference CSV") from None
+    return ReferenceTable(path, rows, dict(skipped))
+
+
+def _row(r: dict[str, str | None], lineno: int, path: Path) -> ReferenceRow:
+    """One ``ok`` row; InputError naming the line and column of a malformed number."""
+
+    def number(name: str, kind: type, *, optional: bool = False) -> Any:
+        text = (r.get(name) or "").strip()
+        if optional and not text:
+            return math.nan
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise InputError(f"line {lineno}: {name}: malformed number {text!r}", path=path,
+                             hint=f"Give a number, or a status other than {OK!r} for a run StarPU did not complete") from None
+        if kind is float and not math.isfinite(value):
+            raise InputError(f"line {lineno}: {name}: must be a finite number (got {text!r})", path=path)
+        return value
+
+    matrix_size = number("matrix_size", int)
+    block_size = number("block_size", int)
+    nblocks = number("nblocks", int) if (r.get("nblocks") or "").strip() else matrix_size // (block_size or 1)
+    return ReferenceRow(
+        machine=(r.get("machine") or "").strip(),
+        app=r["app"] or "",
+        precision=r["precision"] or "",
+        matrix_size=matrix_size,
+        nblocks=nblocks,
+        block_size=block_size,
+        scheduler=r["scheduler"] or "",
+        worker_config=r["worker_config"] or "",
+        sim_time_ms=number("sim_time_ms", float, optional=True),
+        sim_gflops=number("sim_gflops", float),
+        wall_s=number("wall_s", float, optional=True),
+        notes=r.get("notes", "") or "",
+        line=lineno,
+    )
 
 
 def _check_row(row: ReferenceRow, lineno: int, path: Path) -> None:
@@ -102,6 +171,32 @@ def _check_row(row: ReferenceRow, lineno: int, path: Path) -> None:
         raise InputError(f"line {lineno}: block_size {row.block_size} does not divide matrix_size {row.matrix_size}", path=path)
     if row.scheduler not in SCHEDULERS:
         raise InputError(f"line {lineno}: unknown scheduler {row.scheduler!r}", path=path, hint=f"Known: {', '.join(SCHEDULERS)}")
+    if row.sim_gflops <= 0:
+        raise InputError(f"line {lineno}: sim_gflops must be > 0 (got {row.sim_gflops!r})", path=path)
+
+
+def load_setups(
+    rows: Iterable[ReferenceRow],
+    load: Callable[[str], tuple[Platform, KernelModels]],
+    path: str | Path | None = None,
+    *,
+    hint: str | None = None,
+) -> dict[str, tuple[Platform, KernelModels]]:
+    """The platform and kernel models of every machine the rows name, from ``load(machine)``, called once per machine.
+
+    An InputError from ``load`` is re-raised naming the reference file
+    (``path``), the first line of that machine and the machine, with ``hint``
+    (what to do) when ``load``'s own error has none.
+    """
+    setups: dict[str, tuple[Platform, KernelModels]] = {}
+    for row in rows:
+        if row.machine in setups:
+            continue
+        try:
+            setups[row.machine] = load(row.machine)
+        except InputError as exc:
+            raise InputError(f"line {row.line}: machine {row.machine!r}: {exc.message}", path=path, hint=None if exc.hint else hint) from None
+    return setups
 
 
 def likely_cause(row: ReferenceRow, ours: dict[str, Any]) -> str:
@@ -122,51 +217,81 @@ def likely_cause(row: ReferenceRow, ours: dict[str, Any]) -> str:
 
 def compare(
     rows: Iterable[ReferenceRow],
-    platform: Platform,
-    models: KernelModels,
+    setups: Setups,
     *,
     options: RuntimeOptions | None = None,
     progress: Callable[[ReferenceRow], None] | None = None,
     jobs: int | None = 1,
     address: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Simulate every row and return records with both predictions side by side.
+    """Simulate every row on its own machine and return records with both predictions side by side.
 
-    ``jobs`` and ``address`` run the rows in parallel (``nodecast.sim.sweep.run_cases``);
-    the records are the same either way, in the order of ``rows``.
+    Args:
+        setups: {machine: (platform, kernel models)} for every ``machine`` the
+            rows name (``load_setups`` builds it).
+        jobs, address: run the rows in parallel (``nodecast.sim.sweep.run_cases``);
+            the records are the same either way, in the order of ``rows``.
+
+    A row that cannot be simulated (an ``InputError`` during its simulation,
+    e.g. a kernel without a model on that machine) gives a record whose
+    ``error`` holds the reason and whose nodecast columns are None; the other
+    rows still run. A row whose machine ``setups`` lacks raises InputError
+    before any simulation.
     """
     base = options or RuntimeOptions()
     rows = list(rows)
     cases = []
     for row in rows:
+        if row.machine not in setups:
+            raise InputError(f"line {row.line}: no platform and models for machine {row.machine!r}",
+                             hint=f"Machines given: {', '.join(setups) or 'none'}")
         if not (row.app.startswith("cholesky") or row.app.startswith("lu")):
             raise InputError(f"unknown application {row.app!r} in the reference", key="app")
         opt = replace(base, scheduler=row.scheduler, workers="gpus" if row.worker_config == "gpuonly" else "all")
         app = "cholesky" if row.app.startswith("cholesky") else "lu"
-        cases.append(Case(opt, app, row.matrix_size, row.block_size, row.precision))
+        cases.append(Case(opt, app, row.matrix_size, row.block_size, row.precision, machine=row.machine))
     on_done = None if progress is None else (lambda i: progress(rows[i]))
-    results = run_cases(cases, platform, models, jobs=jobs, address=address, progress=on_done)
-    out = []
-    for row, res in zip(rows, results, strict=True):
-        rec = {
-            "app": row.app,
-            "precision": row.precision,
-            "matrix_size": row.matrix_size,
-            "nblocks": row.nblocks,
-            "scheduler": row.scheduler,
-            "worker_config": row.worker_config,
-            "reference_gflops": row.sim_gflops,
-            "nodecast_gflops": round(res["gflops"], 3),
-            "diff_pct": round(100.0 * (res["gflops"] / row.sim_gflops - 1.0), 2),
-            "reference_memory_full": row.purge_warning,
-            "nodecast_purges": res["purges"],
-            "nodecast_memory_full": res["purges"] > 0,
-            "reference_wall_s": row.wall_s,
-            "nodecast_wall_s": round(res["wall_s"], 3),
-            "tasks": res["tasks"],
-        }
-        rec["purges"] = res["purges"]
-        rec["likely_cause"] = likely_cause(row, rec) if abs(rec["diff_pct"]) > 3.0 else ""
-        del rec["purges"]
-        out.append(rec)
-    return out
+    results = run_cases(cases, None, None, machines=setups, jobs=jobs, address=address, progress=on_done, keep_going=True)
+    return [_record(row, res) for row, res in zip(rows, results, strict=True)]
+
+
+def _record(row: ReferenceRow, res: dict[str, Any]) -> dict[str, Any]:
+    """One output record: the reference's figures beside nodecast's, or the reason nodecast could not run the row."""
+    failed = "error" in res
+    rec = {
+        "machine": row.machine,
+        "line": row.line,
+        "app": row.app,
+        "precision": row.precision,
+        "matrix_size": row.matrix_size,
+        "nblocks": row.nblocks,
+        "scheduler": row.scheduler,
+        "worker_config": row.worker_config,
+        "reference_gflops": row.sim_gflops,
+        "nodecast_gflops": None if failed else round(res["gflops"], 3),
+        "diff_pct": None if failed else round(100.0 * (res["gflops"] / row.sim_gflops - 1.0), 2),
+        "reference_memory_full": row.purge_warning,
+        "nodecast_purges": None if failed else res["purges"],
+        "nodecast_memory_full": None if failed else res["purges"] > 0,
+        "reference_wall_s": row.wall_s,
+        "nodecast_wall_s": None if failed else round(res["wall_s"], 3),
+        "tasks": None if failed else res["tasks"],
+        "likely_cause": "",
+        "error": res["error"] if failed else "",
+    }
+    if not failed and abs(rec["diff_pct"]) > 3.0:
+        rec["likely_cause"] = likely_cause(row, {"purges": res["purges"]})
+    return rec
+
+
+def failed_summary(records: Iterable[dict[str, Any]]) -> str:
+    """``2 rows failed (lines 3, 5): <reason>; ...``, one reason per distinct error, or "" when none failed."""
+    by_reason: dict[str, list[int]] = {}
+    for r in records:
+        if r["error"]:
+            by_reason.setdefault(r["error"], []).append(r["line"])
+    n = sum(len(v) for v in by_reason.values())
+    if not n:
+        return ""
+    parts = [f"(line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}): {reason}" for reason, lines in by_reason.items()]
+    return f"{n} row{'s' if n > 1 else ''} failed " + "; ".join(parts)

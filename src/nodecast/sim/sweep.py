@@ -13,8 +13,14 @@ builds its own task graph and its own runtime, and a simulation draws kernel
 durations from a generator of its own (``KernelModels.generator``). Results
 come back in the order of ``cases``.
 
-The platform and kernel models travel to the workers once (``scatter``);
-workers need nodecast installed, and the same version as the client.
+Cases may run on different machines: a case's ``machine`` picks its
+platform and kernel models from the sweep's ``machines``. Each platform and
+its models travel to the workers once (``scatter``); workers need nodecast
+installed, and the same version as the client.
+
+With ``keep_going``, a case whose simulation raises an ``InputError`` (a
+kernel without a model on its machine...) gives ``{"error": message}``
+instead of stopping the sweep, on Dask workers as in this process.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +59,8 @@ class Case:
         matrix_size: elements per side (built-in applications).
         block_size: tile size in elements.
         precision: ``"single"`` or ``"double"``.
+        machine: key of the sweep's ``machines`` whose platform and kernel
+            models this case runs on; None: the sweep's own platform and models.
     """
 
     options: RuntimeOptions
@@ -60,6 +68,7 @@ class Case:
     matrix_size: int | None = None
     block_size: int = 960
     precision: str = "single"
+    machine: str | None = None
 
     def n_tasks(self) -> int:
         """Tasks this case simulates (built-in applications; 0 for a DAG case, whose graph the sweep holds)."""
@@ -100,15 +109,25 @@ def run_case(case: Case, platform: Platform, models: KernelModels, graph: TaskGr
     }
 
 
+def run_case_or_error(case: Case, platform: Platform, models: KernelModels, graph: TaskGraph | None = None) -> dict[str, Any]:
+    """``run_case``, or ``{"error": message}`` when the simulation raises an InputError (the case cannot run as given)."""
+    try:
+        return run_case(case, platform, models, graph)
+    except InputError as exc:
+        return {"error": exc.message}
+
+
 def run_cases(
     cases: Sequence[Case],
-    platform: Platform,
-    models: KernelModels,
+    platform: Platform | None,
+    models: KernelModels | None,
     *,
     graph: TaskGraph | None = None,
     jobs: int | None = None,
     address: str | None = None,
     progress: Callable[[int], None] | None = None,
+    machines: Mapping[str, tuple[Platform, KernelModels]] | None = None,
+    keep_going: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every case and return their summaries in the order of ``cases``.
 
@@ -119,13 +138,21 @@ def run_cases(
             all, else 1.
         address: a running Dask scheduler to use instead of a local cluster.
         progress: called with the index of each case as it finishes.
+        machines: {name: (platform, kernel models)} for the cases whose
+            ``machine`` is set; ``platform`` and ``models`` serve the others
+            (None when every case names its machine).
+        keep_going: a case whose simulation raises an InputError gives
+            ``{"error": message}`` and the other cases still run.
 
     Raises whatever a simulation raises (an ``InputError`` keeps its message
-    across processes); the cluster is shut down either way.
+    across processes; with ``keep_going``, only errors that are not an
+    ``InputError``); the cluster is shut down either way.
     """
     if jobs is not None and jobs < 1:
         msg = f"jobs must be >= 1 (got {jobs})"
         raise ValueError(msg)
+    setups = _setups(cases, platform, models, machines or {})
+    run = run_case_or_error if keep_going else run_case
     n = len(cases)
     if jobs is None:
         total = sum(c.n_tasks() if c.app is not None else (graph.n_tasks if graph is not None else 0) for c in cases)
@@ -133,11 +160,27 @@ def run_cases(
     if address is None and (jobs == 1 or n <= 1):
         out = []
         for i, case in enumerate(cases):
-            out.append(run_case(case, platform, models, graph))
+            out.append(run(case, *setups[case.machine], graph))
             if progress is not None:
                 progress(i)
         return out
-    return _run_on_dask(cases, platform, models, graph, min(jobs, n), address, progress)
+    return _run_on_dask(cases, setups, run, graph, min(jobs, n), address, progress)
+
+
+def _setups(cases, platform, models, machines) -> dict[str | None, tuple[Platform, KernelModels]]:
+    """{case.machine: (platform, models)} for every machine the cases use (None: the sweep's own)."""
+    out: dict[str | None, tuple[Platform, KernelModels]] = {}
+    for case in cases:
+        if case.machine in out:
+            continue
+        if case.machine is None:
+            out[None] = (platform, models)
+        elif case.machine in machines:
+            out[case.machine] = machines[case.machine]
+        else:
+            msg = f"no platform and models for machine {case.machine!r} (machines given: {', '.join(machines) or 'none'})"
+            raise ValueError(msg)
+    return out
 
 
 #: Seconds to wait for an existing scheduler to answer.
@@ -152,17 +195,17 @@ _QUIET_WORKERS = {
 }
 
 
-def _run_on_dask(cases, platform, models, graph, jobs, address, progress) -> list[dict[str, Any]]:
+def _run_on_dask(cases, setups, run, graph, jobs, address, progress) -> list[dict[str, Any]]:
     import dask
     import distributed  # noqa: F401  NOTE: loads its config defaults before they are overridden (and restored)
 
     if address is None:
         with dask.config.set(_QUIET_WORKERS):
-            return _run_on_client(cases, platform, models, graph, jobs, None, progress)
-    return _run_on_client(cases, platform, models, graph, jobs, address, progress)
+            return _run_on_client(cases, setups, run, graph, jobs, None, progress)
+    return _run_on_client(cases, setups, run, graph, jobs, address, progress)
 
 
-def _run_on_client(cases, platform, models, graph, jobs, address, progress) -> list[dict[str, Any]]:
+def _run_on_client(cases, setups, run, graph, jobs, address, progress) -> list[dict[str, Any]]:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -186,13 +229,15 @@ def _run_on_client(cases, platform, models, graph, jobs, address, progress) -> l
                 hint="Start one ('dask scheduler', then 'dask worker ADDRESS' on each node) or leave --cluster out",
             ) from None
     try:
-        shared = client.scatter([platform, models], broadcast=True)
-        if graph is not None:
-            shared.append(client.scatter(graph, broadcast=True))
+        shared = {key: client.scatter(list(pair), broadcast=True) for key, pair in setups.items()}
+        extra = [client.scatter(graph, broadcast=True)] if graph is not None else []
         # NOTE: biggest first (longest-processing-time order): the first submissions start
         # at once, so submission order, not priority, decides what runs first.
         order = sorted(range(len(cases)), key=lambda i: (-cases[i].n_tasks(), i))
-        futures = [client.submit(run_case, cases[i], *shared, pure=False, key=f"nodecast-case-{i}-{uuid.uuid4().hex}") for i in order]
+        futures = [
+            client.submit(run, cases[i], *shared[cases[i].machine], *extra, pure=False, key=f"nodecast-case-{i}-{uuid.uuid4().hex}")
+            for i in order
+        ]
         index = {f.key: i for i, f in zip(order, futures, strict=True)}
         results: list[dict[str, Any] | None] = [None] * len(cases)
         for fut in as_completed(futures):
