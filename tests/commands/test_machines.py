@@ -44,13 +44,18 @@ def test_list_table(capsys):
         assert name in out
     assert "1 GB = 1e9 B" in out
     assert "NVLink-C2C" in out and "PCIe gen2 x16" in out
+    assert "GPU data sheets" in out and "Hosts" in out and "xeon-platinum-8480c-2s" in out
 
 
 def test_list_json(capsys):
-    """list --json prints one object per machine with numbers as numbers."""
+    """list --json prints one object per machine, GPU sheet and host, with numbers as numbers."""
+    from nodecast.machines.hosts import host_keys
+
     assert run(["machines", "list", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    by = {r["name"]: r for r in rows}
+    data = json.loads(capsys.readouterr().out)
+    assert {h["key"] for h in data["hosts"]} == set(host_keys())
+    assert all(isinstance(g["dram_bandwidth_bps"], float) for g in data["gpus"])
+    by = {r["name"]: r for r in data["machines"]}
     assert set(by) == set(catalogue_names())
     assert by["titan"]["host_link_raw_bps"] == pytest.approx(8e9)
     assert isinstance(by["summit"]["dram_bandwidth_bps"], float)
@@ -141,3 +146,69 @@ def test_machines_without_subcommand(capsys):
 def test_diff_needs_two_machines(capsys):
     """diff with one machine is a usage error: exit 2, one line."""
     assert_user_error(capsys, ["machines", "diff", "titan"], "B")
+
+
+def test_show_composed_node_with_sheet_and_limits(capsys, monkeypatch, tmp_path):
+    """show of a spec string prints each value's source, the sheet with its sources, the per-SM limits and notes."""
+    from nodecast.machines import sheets
+
+    folder = _example_catalogue(tmp_path)
+    monkeypatch.setattr(sheets, "gpus_dir", lambda: folder)
+    assert run(["machines", "show", "h100-sxm5-80gbx2@epyc-7742-2s"]) == 0
+    out = capsys.readouterr().out
+    for text in ("data sheet h100-sxm5-80gb", "host epyc-7742-2s", "GPU data sheet h100-sxm5-80gb",
+                 "fp16_tensor", "989.4 TFLOP/s", "Per-SM limits of sm_90", "max_warps_per_sm", "64 warps",
+                 "[derived: the README example]", "note: h100-sxm5-80gb's PCIe gen5 x16 runs at gen4"):
+        assert text in out, text
+
+
+def test_show_json_has_provenance(capsys):
+    """show --json carries provenance, notes, sheet and host."""
+    assert run(["machines", "show", "titan", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["provenance"]["cpu.model"] == "machine file"
+    assert {"notes", "sheet", "host"} <= set(s)
+
+
+def test_template_writes_a_loadable_file(capsys, monkeypatch, tmp_path):
+    """template -o writes a machine file that loads; without -o it prints it."""
+    from nodecast.machines import load_machine_file, sheets
+
+    folder = _example_catalogue(tmp_path)
+    monkeypatch.setattr(sheets, "gpus_dir", lambda: folder)
+    out = tmp_path / "node.toml"
+    assert run(["machines", "template", "--gpu", "h100-sxm5-80gb", "--host", "epyc-7742-2s", "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().err
+    assert load_machine_file(out).gpu.sheet.key == "h100-sxm5-80gb"
+    assert run(["machines", "template", "--gpu", "h100-sxm5-80gb"]) == 0
+    assert capsys.readouterr().out.startswith("# nodecast machine file")
+
+
+@pytest.mark.parametrize(("argv", "fragments"), [
+    (["--gpu", "nosuch"], ("unknown GPU data sheet 'nosuch'",)),
+    (["--host", "nosuch"], ("unknown host 'nosuch'",)),
+    (["--count", "0"], ("--count", "must be 1 to 72")),
+    (["-o", "node.txt"], ("a machine file ends in .toml",)),
+])
+def test_template_bad_options(capsys, monkeypatch, tmp_path, argv, fragments):
+    """Bad template options exit 2 with one line."""
+    from nodecast.machines import sheets
+
+    folder = _example_catalogue(tmp_path)
+    monkeypatch.setattr(sheets, "gpus_dir", lambda: folder)
+    args = ["--gpu", "h100-sxm5-80gb", *argv] if "--gpu" not in argv else argv
+    assert_user_error(capsys, ["machines", "template", *args], *fragments)
+
+
+def _example_catalogue(tmp_path):
+    """A sheet folder with an H100 SXM5 sheet and the sm_90 target, in the documented format (gpus/README.md)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "src" / "nodecast" / "machines" / "gpus" / "README.md").read_text()
+    sheet, target = re.findall(r"```toml\n(.*?)```", readme, re.S)[:2]
+    folder = tmp_path / "gpus"
+    (folder / "targets").mkdir(parents=True)
+    (folder / "h100-sxm5-80gb.toml").write_text(sheet.replace("fp32 = 66.9e12", "fp32 = 66.9e12  # [derived: the README example]"))
+    (folder / "targets" / "sm_90.toml").write_text(target)
+    return folder

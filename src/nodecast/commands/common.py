@@ -6,17 +6,30 @@ import argparse
 
 from nodecast.errors import InputError
 from nodecast.machines import Machine, load_machine
+from nodecast.machines.resolve import resolve_source
 from nodecast.models.base import model_names
 from nodecast.traces.load import load_trace
 from nodecast.traces.trace import Trace
 
 
-def add_machine_options(parser: argparse.ArgumentParser) -> None:
-    """--from/--to: catalogue names or machine TOML paths."""
-    parser.add_argument("--from", dest="source", required=True, metavar="MACHINE",
-                        help="node the trace was recorded on (catalogue name or TOML path)")
-    parser.add_argument("--to", dest="target", required=True, metavar="MACHINE",
-                        help="node to project onto (catalogue name or TOML path)")
+_MACHINE = "catalogue name, machine TOML file, or GPU[xN][@HOST] composed from a data sheet"
+
+
+def add_machine_options(parser: argparse.ArgumentParser, *, target_trace: bool = False) -> None:
+    """--from/--to (MACHINE: a catalogue name, a machine file or a GPU[xN][@HOST] spec) and --allow-gpu-mismatch.
+
+    --from may be omitted: the trace's GPU name picks the data sheet. With
+    ``target_trace`` (a command that also reads a trace from the target), --to
+    may be omitted too and is picked from that trace.
+    """
+    parser.add_argument("--from", dest="source", metavar="MACHINE",
+                        help=f"node the trace was recorded on ({_MACHINE}); default: composed from the trace's "
+                             "GPU name and the default host")
+    parser.add_argument("--to", dest="target", required=not target_trace, metavar="MACHINE",
+                        help=f"node to project onto ({_MACHINE})"
+                             + ("; default: composed from the target trace's GPU name" if target_trace else ""))
+    parser.add_argument("--allow-gpu-mismatch", action="store_true",
+                        help="project even when the trace's GPU is not the --from node's GPU (said in the notes)")
 
 
 def add_model_option(parser: argparse.ArgumentParser) -> None:
@@ -51,9 +64,20 @@ def parse_models(text: str | None) -> list[str] | None:
     return names
 
 
-def machines(args: argparse.Namespace) -> tuple[Machine, Machine]:
-    """The source and target machines named by --from/--to."""
-    return load_machine(args.source), load_machine(args.target)
+def machines(args: argparse.Namespace, trace: Trace | None = None,
+             target_trace: Trace | None = None) -> tuple[Machine, Machine]:
+    """The source and target machines of --from/--to, checked against (or picked from) the traces' GPU names.
+
+    ``Machine.notes`` say how each was picked; commands print them with their
+    results (``nodecast.machines.resolve_source``).
+    """
+    allow = getattr(args, "allow_gpu_mismatch", False)
+    if trace is None and args.source is None:
+        raise InputError("missing --from MACHINE", key="--from", hint=f"Give a {_MACHINE}")
+    source = load_machine(args.source) if trace is None else resolve_source(trace, args.source, allow)
+    if target_trace is None:
+        return source, load_machine(args.target)
+    return source, resolve_source(target_trace, args.target, allow, option="--to")
 
 
 def trace(path: str) -> Trace:

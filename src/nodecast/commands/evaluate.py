@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     p.add_argument("trace_a", help="trace recorded on the source node (or sample:NAME)")
     p.add_argument("trace_b", help="trace of the same program recorded on the target node")
-    common.add_machine_options(p)
+    common.add_machine_options(p, target_trace=True)
     common.add_model_option(p)
     common.add_metrics_option(p)
     add_one_byte_option(p)
@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
             check(out)
             check_writable(out, option)
     given = one_byte_given(args)
-    source, target = common.machines(args)
     a = common.trace(args.trace_a)
     b = common.trace(args.trace_b)
+    source, target = common.machines(args, a, b)
     ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args),
                   one_byte_s=given)
     console = t.console()
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched = al.unmatched_summary(a, b)
     if len(unmatched):
         t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)
-    for note in ev.notes:
+    for note in (*source.notes, *target.notes, *ev.notes):
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     if args.png:
         from nodecast.report.figures import error_boxplot

@@ -48,7 +48,8 @@ def _check(args: argparse.Namespace) -> None:
     for opt in ("source", "target"):
         if not getattr(args, opt):
             raise InputError(f"missing --{'from' if opt == 'source' else 'to'} MACHINE", key="kernels",
-                             hint="Name a catalogue machine (nodecast machines) or a machine TOML file")
+                             hint="Name a catalogue machine, a machine TOML file or a GPU data sheet (GPU[xN][@HOST], "
+                                  "nodecast machines list); Nsight Compute CSVs do not record the GPU's name")
     if bool(args.sass_source) != bool(args.sass_target):
         raise InputError("--sass-source and --sass-target go together", key="--sass-source")
     if args.sass_counts and not args.sass_source:

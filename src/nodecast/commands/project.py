@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
             check_table_path(out)
             check_writable(out, option)
     given = one_byte_given(args)
-    source, target = common.machines(args)
     tr = common.trace(args.trace)
+    source, target = common.machines(args, tr)
     proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args),
                    one_byte_s=given)
     console = t.console()
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if len(unhandled):
         t.render(unhandled, "Ops no model could handle (not projected)",
                  {"ops": t.fmt_int, "source_s": t.fmt_seconds}, console)
-    for note in proj.notes:
+    for note in (*source.notes, *target.notes, *proj.notes):
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     if args.output:
         print(f"wrote {write_table(proj.frame(), args.output)}", file=sys.stderr)

@@ -158,8 +158,13 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
     """Every field of ``machine`` plus node totals, host/peer routes and link rates, in SI units.
 
     Keys: name, description, path, cpu, gpu, node, host_link, host_routes,
-    peer_routes, peer_nvlink_bps, links, switches, measured.
+    peer_routes, peer_nvlink_bps, links, switches, measured, provenance
+    (field -> where its value came from), notes (how the node was composed),
+    sheet (the GPU data sheet with its target's limits, or None) and host
+    (the host file's summary, or None).
     """
+    from nodecast.machines.part_summary import host_summary, sheet_summary
+
     cpu, gpu = machine.cpu, machine.gpu
     hosts = host_routes(machine)
     worst = min(hosts, key=lambda h: h["raw_rate_bps"])
@@ -209,6 +214,10 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
         "links": [link_summary(link) for link in machine.links],
         "switches": list(machine.switches),
         "measured": _measured(machine),
+        "provenance": dict(machine.provenance),
+        "notes": list(machine.notes),
+        "sheet": None if gpu.sheet is None else sheet_summary(gpu.sheet),
+        "host": None if cpu.host is None else host_summary(cpu.host),
     }
 
 

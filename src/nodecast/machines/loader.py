@@ -28,92 +28,12 @@ from nodecast.machines.schema import (
     MemoryLevel,
     PeakFlops,
 )
+from nodecast.machines.reader import MAX_BANDWIDTH_BPS, Reader
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
 
 SCHEMA_VERSION = 1
 _FIX = "Fix the machine file"
-#: Largest bandwidth a machine file may give (1 PB/s): some 30x the aggregate L1 bandwidth of an H100 (~3e13 B/s), so a larger value is a unit mistake.
-MAX_BANDWIDTH_BPS = 1e15
-
-
-class _Reader:
-    """Typed access to a TOML table that reports bad values with their key path."""
-
-    def __init__(self, path: Path | str, table: Mapping[str, Any], prefix: str) -> None:
-        self.path = path
-        self.table = table
-        self.prefix = prefix
-
-    def key(self, name: str) -> str:
-        return f"{self.prefix}.{name}" if self.prefix else name
-
-    def fail(self, name: str, reason: str) -> InputError:
-        return InputError(reason, path=self.path, key=self.key(name), hint=_FIX)
-
-    def sub(self, name: str, *, required: bool = True) -> _Reader | None:
-        value = self.table.get(name)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing table")
-            return None
-        if not isinstance(value, Mapping):
-            raise self.fail(name, f"must be a table (got {value!r})")
-        return _Reader(self.path, value, self.key(name))
-
-    def string(self, name: str, *, required: bool = True) -> str | None:
-        value = self.table.get(name)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing value")
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(name, f"must be a non-empty string (got {value!r})")
-        return value
-
-    def _number(self, name: str, required: bool, *, zero_ok: bool) -> float | None:
-        value = self.table.get(name)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing value")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(name, f"must be a number (got {value!r})")
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-            rule = "a number >= 0" if zero_ok else "a positive number"
-            raise self.fail(name, f"must be {rule} (got {value!r})")
-        return float(value)
-
-    def positive(self, name: str, *, required: bool = True) -> float | None:
-        """A finite number > 0 (int or float)."""
-        return self._number(name, required, zero_ok=False)
-
-    def bandwidth(self, name: str, *, required: bool = True) -> float | None:
-        """A bandwidth in bytes/s: a finite number > 0 and at most ``MAX_BANDWIDTH_BPS``."""
-        value = self._number(name, required, zero_ok=False)
-        if value is not None and value > MAX_BANDWIDTH_BPS:
-            raise InputError(f"{value:g} B/s is implausible (more than {MAX_BANDWIDTH_BPS:g} B/s = 1 PB/s)",
-                             path=self.path, key=self.key(name), hint="Check the unit: bandwidths are bytes/s")
-        return value
-
-    def non_negative(self, name: str, *, required: bool = True) -> float | None:
-        """A finite number >= 0 (a latency may be zero)."""
-        return self._number(name, required, zero_ok=True)
-
-    def count(self, name: str, *, required: bool = True) -> int | None:
-        """A positive integer."""
-        value = self.table.get(name)
-        if value is None:
-            if required:
-                raise self.fail(name, "missing value")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.fail(name, f"must be a positive integer (got {value!r})")
-        return value
-
-    def unknown_keys(self, allowed: set[str]) -> None:
-        extra = sorted(set(self.table) - allowed)
-        if extra:
-            raise self.fail(extra[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+_Reader = Reader
 
 
 def _cpu(r: _Reader) -> CPU:
@@ -296,15 +216,66 @@ def _measured(r: _Reader | None) -> Measured | None:
     )
 
 
+def _composed(r: _Reader, section: str, ref_key: str) -> tuple[_Reader, Any, dict[str, str]]:
+    """``[cpu]``/``[gpu]`` with the values of the host/sheet it names filled in, the part, and provenance."""
+    from nodecast.machines.compose import GPU_ATOMIC, MACHINE_FILE, host_cpu_table, host_label, merge, \
+        resolve_file_reference, sheet_gpu_table, sheet_label
+
+    own = r.sub(section)
+    table = dict(own.table)  # type: ignore[union-attr]
+    if ref_key not in table:
+        return own, None, {p: MACHINE_FILE for p in _flat(table, section, GPU_ATOMIC)}  # type: ignore[return-value]
+    ref = own.string(ref_key)  # type: ignore[union-attr]
+    del table[ref_key]
+    ref = resolve_file_reference(ref, r.path)  # type: ignore[arg-type]
+    try:
+        if ref_key == "sheet":
+            from nodecast.machines.sheets import load_sheet
+
+            part: Any = load_sheet(ref)
+            base, label = sheet_gpu_table(part), sheet_label(part)
+        else:
+            from nodecast.machines.hosts import load_host
+
+            part = load_host(ref)
+            base, label = host_cpu_table(part), host_label(part)
+    except InputError as exc:
+        if exc.path is not None:  # the sheet or host file itself is bad: its own error names it
+            raise
+        raise InputError(exc.reason, path=r.path, key=f"{section}.{ref_key}", hint=exc.hint) from None
+    merged, provenance = merge(base, table, section, label, GPU_ATOMIC)
+    return _Reader(r.path, merged, section), part, provenance
+
+
+def _flat(table: Mapping[str, Any], prefix: str, atomic: tuple[str, ...]) -> list[str]:
+    out = []
+    for k, v in table.items():
+        path = f"{prefix}.{k}"
+        out += _flat(v, path, atomic) if isinstance(v, Mapping) and prefix not in atomic else [path]
+    return out
+
+
 def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
-    """Validate a parsed machine file and build the Machine."""
+    """Validate a parsed machine file and build the Machine.
+
+    ``[cpu] host = KEY`` and ``[gpu] sheet = KEY`` fill the values the file
+    does not give from a host file / GPU data sheet (``nodecast.machines.compose``).
+    """
+    from dataclasses import replace
+    from types import MappingProxyType
+
     r = _Reader(path, data, "")
     r.unknown_keys({"schema_version", "name", "description", "cpu", "gpu", "links", "switches", "measured"})
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise r.fail("schema_version", f"must be {SCHEMA_VERSION} (got {version!r})")
-    cpu = _cpu(r.sub("cpu"))  # type: ignore[arg-type]
-    gpu = _gpu(r.sub("gpu"), cpu.sockets)  # type: ignore[arg-type]
+    cpu_r, host, cpu_prov = _composed(r, "cpu", "host")
+    gpu_r, sheet, gpu_prov = _composed(r, "gpu", "sheet")
+    cpu = replace(_cpu(cpu_r), host=host)
+    gpu = replace(_gpu(gpu_r, cpu.sockets), sheet=sheet)
+    provenance = {**cpu_prov, **gpu_prov}
+    provenance.setdefault("cpu.numa_domains", "default: one per socket")
+    provenance.setdefault("gpu.cpu_socket", "default: every GPU on socket 0")
     switches = data.get("switches", [])
     if not isinstance(switches, list) or not all(isinstance(s, str) and s.strip() for s in switches):
         raise r.fail("switches", f"must be a list of names (got {switches!r})")
@@ -335,6 +306,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
         switches=tuple(switches),
         measured=_measured(r.sub("measured", required=False)),
         path=Path(path) if not isinstance(path, Path) else path,
+        provenance=MappingProxyType(provenance),
     )
     for g in range(gpu.count):  # every GPU must reach its host socket
         machine.host_route(g)
@@ -370,16 +342,27 @@ def catalogue_names() -> list[str]:
 
 
 def load_machine(name_or_path: str | Path) -> Machine:
-    """A catalogue machine by name, or a machine file by path."""
+    """A catalogue machine by name, a machine file by path, or a node composed from a spec string.
+
+    Spec strings read ``GPU[xN][@HOST]`` (``rtx-3090``, ``a100-sxm4-80gbx8@epyc-7742-2s``): see
+    ``nodecast.machines.compose``. A catalogue machine name wins over a sheet key.
+    """
+    from nodecast.machines.compose import compose_machine, parse_spec
+    from nodecast.machines.sheets import sheet_keys
+
     text = str(name_or_path)
     if text.endswith(".toml") or "/" in text or Path(text).is_file():
         return load_machine_file(text)
     candidate = catalogue_dir() / f"{text}.toml"
     if candidate.is_file():
         return load_machine_file(candidate)
+    spec = parse_spec(text)
+    if spec is not None:
+        return compose_machine(spec)
     names = catalogue_names()
     import difflib
 
-    close = difflib.get_close_matches(text, names, n=3)
-    hint = f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(names)}"
+    close = difflib.get_close_matches(text, names + sheet_keys(), n=3)
+    hint = (f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(names)}") + \
+        "; or compose a node from a GPU data sheet: GPU[xN][@HOST] (nodecast machines list)"
     raise InputError(f"unknown machine {text!r}", key="machine", hint=hint)

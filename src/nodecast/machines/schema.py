@@ -14,8 +14,14 @@ published measurement) override data-sheet values where both exist.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nodecast.machines.parts import GpuSheet, Host, TargetLimits
 
 #: Floating-point precisions for which a GPU may list compute peaks.
 PRECISIONS = ("fp64", "fp32", "fp16", "bf16")
@@ -45,6 +51,8 @@ class CPU:
 
     ``memory_bandwidth_bps`` is the theoretical DRAM bandwidth of one socket
     (bus width x frequency x transfers per cycle, AHEAD's MemBW of eq. 9).
+    ``host`` is the host file the values were composed from (None when the
+    machine file gives them all itself).
     """
 
     model: str
@@ -54,6 +62,7 @@ class CPU:
     memory_bytes: float
     memory_bandwidth_bps: float
     numa_domains: int
+    host: Host | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,9 @@ class GPU:
     """The GPUs of a node (nodes are homogeneous: ``count`` GPUs of one model).
 
     ``cpu_socket[i]`` is the socket GPU ``i`` is attached to (its NUMA home).
+    ``sheet`` is the GPU's data sheet when the machine names one (``[gpu]
+    sheet = KEY``) or was composed from one; ``limits`` its target's per-SM
+    limits. Both are None for a machine file that gives its GPU by hand.
     """
 
     model: str
@@ -92,11 +104,28 @@ class GPU:
     cpu_socket: tuple[int, ...]
     peak_flops: dict[str, PeakFlops] = field(default_factory=dict)
     levels: dict[str, MemoryLevel] = field(default_factory=dict)
+    sheet: GpuSheet | None = field(default=None, compare=False)
 
     @property
     def dram_bandwidth_bps(self) -> float:
         """Data-sheet DRAM (HBM/GDDR) bandwidth in bytes/s."""
         return self.levels["dram"].bandwidth_bps  # type: ignore[return-value]
+
+    @property
+    def limits(self) -> TargetLimits | None:
+        """Per-SM limits (threads, blocks, registers, shared memory, warp size) of the sheet's target, or None."""
+        return None if self.sheet is None else self.sheet.limits
+
+    def peak_flops_per_s(self, precision: str) -> float | None:
+        """Peak FLOP/s of ``precision`` (FMA counting 2): the machine's own where it gives one, else the sheet's.
+
+        ``precision`` is a sheet peak key (``fp32``, ``bf16_tensor``...;
+        ``nodecast.machines.parts.PEAK_KEYS``); None when neither knows it.
+        """
+        own = self.peak_flops.get(precision)
+        if own is not None:
+            return own.fma
+        return None if self.sheet is None else self.sheet.peak(precision)
 
 
 @dataclass(frozen=True)
@@ -164,7 +193,14 @@ class Measured:
 
 @dataclass(frozen=True)
 class Machine:
-    """A compute node: CPUs, GPUs, links between them, and measured values."""
+    """A compute node: CPUs, GPUs, links between them, and measured values.
+
+    ``provenance`` maps each CPU/GPU field (``gpu.sms``, ``gpu.peak_flops.fp32``,
+    ``cpu.memory_bandwidth_bps``) to where its value came from: ``machine
+    file``, ``data sheet <key>`` or ``host <key>``. ``notes`` say how the node
+    was composed or chosen (an assumed host, a GPU picked from a trace's
+    device name); commands print them with their results.
+    """
 
     name: str
     description: str
@@ -174,6 +210,8 @@ class Machine:
     switches: tuple[str, ...] = ()
     measured: Measured | None = None
     path: Path | None = None
+    provenance: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def endpoints(self) -> tuple[str, ...]:

@@ -1,0 +1,161 @@
+"""The parts a node is composed of: GPU data sheets, per-SM limits of their targets, and hosts.
+
+A ``GpuSheet`` is one GPU product as its vendor publishes it
+(``src/nodecast/machines/gpus/<key>.toml``); its ``limits`` are the per-SM
+(per-CU on AMD) limits that every GPU of its instruction-set target shares
+(``gpus/targets/<target>.toml``): what decides occupancy. A ``Host`` is a
+CPU + host-memory configuration (``hosts/<key>.toml``). A Machine is composed
+of ``count`` GPUs of one sheet, a host and links (``nodecast.machines.compose``).
+
+Units are SI and named in the fields: bytes (decimal, as data sheets give
+them), Hz, bytes/s, FLOP/s with an FMA counting as 2 FLOP, W. Every value of
+the files carries its source in a comment; ``sources`` maps each dotted key
+(``peak_flops.fp32``) to that comment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from nodecast.machines.schema import CPU
+
+#: Peak keys a sheet may give, FLOP/s (OP/s for the integer ones) at the boost clock, dense.
+#: Vector (CUDA-core / SIMD) peaks first, then tensor / matrix-core peaks (``*_tensor``).
+VECTOR_PEAKS = ("fp64", "fp32", "fp16", "bf16")
+TENSOR_PEAKS = ("fp64_tensor", "fp32_tensor", "tf32_tensor", "fp16_tensor", "bf16_tensor", "fp8_tensor",
+                "fp6_tensor", "fp4_tensor", "int8_tensor", "int4_tensor")
+PEAK_KEYS = VECTOR_PEAKS + TENSOR_PEAKS
+#: How a GPU product can attach to its host.
+HOST_LINK_KINDS = ("pcie", "nvlink", "nvlink-c2c", "infinity-fabric")
+VENDORS = ("nvidia", "amd")
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class SheetLink:
+    """A GPU-to-host link as a data sheet or host file gives it (not yet placed in a node).
+
+    ``gen``/``lanes`` for PCIe, ``gen``/``links`` for NVLink, ``bandwidth_bps``
+    (per direction) for NVLink-C2C and Infinity Fabric, optional elsewhere.
+    """
+
+    kind: str
+    gen: int | None = None
+    lanes: int | None = None
+    links: int | None = None
+    bandwidth_bps: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``PCIe gen4 x16``, ``NVLink2 x2``, ``NVLink-C2C 450 GB/s``..."""
+        if self.kind == "pcie":
+            return f"PCIe gen{self.gen} x{self.lanes}"
+        if self.kind == "nvlink":
+            return f"NVLink{self.gen} x{self.links}"
+        name = {"nvlink-c2c": "NVLink-C2C", "infinity-fabric": "Infinity Fabric"}[self.kind]
+        return f"{name} {self.bandwidth_bps / 1e9:g} GB/s" if self.bandwidth_bps else name
+
+
+@dataclass(frozen=True)
+class TargetLimits:
+    """Per-SM (AMD: per-CU) limits of one instruction-set target, as occupancy calculators use them.
+
+    NVIDIA: CUDA C++ Programming Guide, "Technical Specifications per Compute
+    Capability". AMD: the same names with their CDNA meaning (warp = wavefront,
+    SM = CU, registers = VGPRs in 32-bit lane-registers, shared memory = LDS).
+    Registers are 32-bit registers; ``register_allocation_unit`` is in
+    registers, allocated per warp; shared memory in bytes.
+    """
+
+    target: str
+    vendor: str
+    warp_size: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    max_registers_per_thread: int
+    shared_memory_per_sm_bytes: int
+    max_shared_memory_per_block_bytes: int
+    max_registers_per_block: int | None = None
+    register_allocation_unit: int | None = None
+    shared_memory_allocation_unit_bytes: int | None = None
+    reserved_shared_memory_per_block_bytes: int | None = None
+    fp32_lanes_per_sm: int | None = None
+    fp64_lanes_per_sm: int | None = None
+    simds_per_cu: int | None = None
+    sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
+    path: Path | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class GpuSheet:
+    """One GPU product's data sheet (``gpus/<key>.toml``) with its target's limits.
+
+    ``peak_flops`` maps ``PEAK_KEYS`` to FLOP/s at ``boost_clock_hz``, dense
+    (no 2:4 sparsity), an FMA counting as 2 FLOP; keys the product lacks are
+    absent. ``device_names`` are the names the driver reports (what profilers
+    copy into traces). An AMD MI250X sheet describes one GCD
+    (``gcds_per_package = 2``): the driver shows each GCD as a device.
+    """
+
+    key: str
+    name: str
+    vendor: str
+    architecture: str
+    target: str
+    device_names: tuple[str, ...]
+    sms: int
+    boost_clock_hz: float
+    memory_bytes: float
+    dram_bandwidth_bps: float
+    host_link: SheetLink
+    peak_flops: Mapping[str, float]
+    limits: TargetLimits
+    chip: str | None = None
+    release_year: int | None = None
+    base_clock_hz: float | None = None
+    memory_type: str | None = None
+    memory_bus_bits: int | None = None
+    l2_bytes: float | None = None
+    tdp_w: float | None = None
+    gcds_per_package: int | None = None
+    sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def warp_size(self) -> int:
+        """Threads per warp (AMD: wavefront size), from the target."""
+        return self.limits.warp_size
+
+    def peak(self, precision: str) -> float | None:
+        """Peak FLOP/s of ``precision`` (a ``PEAK_KEYS`` name), or None when the product lacks it."""
+        return self.peak_flops.get(precision)
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host configuration (``hosts/<key>.toml``): CPUs and host memory, and how GPUs attach to it.
+
+    ``pcie_gen`` is the generation of the CPU's root ports (a GPU's PCIe link
+    runs at the lower of its own and this one). ``gpu_link``, when given, is
+    a non-PCIe CPU-GPU link the host provides (NVLink on POWER8NV/POWER9,
+    NVLink-C2C on Grace, Infinity Fabric on Trento); it replaces the GPU's
+    own host link when the GPU sheet's ``host_link`` is of the same kind.
+    ``socket_bus_bps`` is the per-direction inter-socket bandwidth (UPI,
+    X-Bus, Infinity Fabric) of multi-socket hosts.
+    """
+
+    key: str
+    description: str
+    cpu: CPU
+    pcie_gen: int
+    gpu_link: SheetLink | None = None
+    socket_bus_bps: float | None = None
+    sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
+    path: Path | None = field(default=None, compare=False)

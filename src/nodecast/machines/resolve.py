@@ -1,0 +1,170 @@
+"""Pick the node a trace was recorded on, or check the one the user named against the trace's GPU.
+
+Traces record their GPUs' device names (``Trace.meta.gpus``, e.g.
+``{0: 'NVIDIA GeForce RTX 3090'}``). ``resolve_source``:
+
+* without a machine (``--from`` omitted): finds the data sheet of the name of
+  the GPUs the trace has ops on (``nodecast.machines.names``) and composes a
+  node of as many GPUs of that name as the trace lists (readers list every GPU
+  of the node) with the default host (``nodecast.machines.compose``); the
+  notes say so;
+* with a machine: checks that its GPU is the trace's. A different GPU is an
+  ``InputError`` naming both, unless ``allow_mismatch``, which turns it into a
+  note. Two sheets count as the same GPU when they agree on target, SMs,
+  boost clock and DRAM bandwidth (a V100 SXM2 16 GB trace on a 32 GB node).
+  A GPU that no sheet describes cannot be checked; a note says so.
+
+The returned Machine carries these notes in ``Machine.notes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from nodecast.errors import InputError
+from nodecast.machines.names import SheetMatch, match_sheet, normalise_gpu_name
+from nodecast.machines.parts import GpuSheet
+from nodecast.machines.schema import Machine
+
+
+def trace_gpu_names(trace: Any) -> dict[int, str]:
+    """Device index -> GPU name of a Trace, a TraceMeta, a ``{device: name}`` mapping or a list of names."""
+    if trace is None:
+        return {}
+    meta = getattr(trace, "meta", trace)
+    gpus = getattr(meta, "gpus", meta)
+    if isinstance(gpus, Mapping):
+        return {int(k): str(v) for k, v in gpus.items() if str(v).strip()}
+    if isinstance(gpus, Iterable) and not isinstance(gpus, str):
+        return {i: str(v) for i, v in enumerate(gpus) if str(v).strip()}
+    msg = f"cannot read GPU names from {type(trace).__name__}"
+    raise TypeError(msg)
+
+
+def _used(trace: Any, names: dict[int, str]) -> dict[int, str]:
+    """The names of the devices the trace has ops on (readers may list every GPU of the node); all when unknown."""
+    try:
+        import numpy as np
+
+        used = {int(d) for d in np.unique(trace["device"])}
+    except (TypeError, KeyError, IndexError, ValueError):
+        return names
+    return {d: n for d, n in names.items() if d in used} or names
+
+
+def _where(trace: Any) -> str | None:
+    meta = getattr(trace, "meta", trace)
+    return getattr(meta, "source", None) or None
+
+
+def same_gpu(a: GpuSheet, b: GpuSheet) -> bool:
+    """Whether two sheets describe the same GPU for projection: same target, SMs, boost clock, DRAM bandwidth."""
+    return a.key == b.key or (a.target, a.sms, a.boost_clock_hz, a.dram_bandwidth_bps) == (
+        b.target, b.sms, b.boost_clock_hz, b.dram_bandwidth_bps)
+
+
+def _quiet_match(name: str) -> SheetMatch | None:
+    try:
+        return match_sheet(name)
+    except InputError:  # ambiguous: no single sheet to compare with
+        return None
+
+
+def machine_sheet(machine: Machine) -> GpuSheet | None:
+    """The machine's data sheet, else the one sheet its GPU model name matches, else None."""
+    if machine.gpu.sheet is not None:
+        return machine.gpu.sheet
+    hit = _quiet_match(machine.gpu.model)
+    return None if hit is None else hit.sheet
+
+
+def _pick(names: dict[int, str], used: dict[int, str], where: str | None,
+          option: str) -> tuple[str, SheetMatch, int]:
+    """The one GPU model the trace ran on: (name, its sheet match, GPUs of that name in the node).
+
+    ``names`` are every GPU the trace lists, ``used`` those it has ops on.
+    """
+    hint = f"Give {option} MACHINE (a catalogue name, a machine file, or GPU[xN][@HOST]; nodecast machines list)"
+    if not names:
+        raise InputError(f"the trace records no GPU name, so {option} cannot be picked from it", path=where,
+                         key=option, hint=hint)
+    matches: dict[str, SheetMatch] = {}
+    for name in dict.fromkeys(used.values()):
+        hit = match_sheet(name)
+        if hit is None:
+            raise InputError(f"no GPU data sheet matches the trace's GPU {name!r}", path=where, key=option,
+                             hint=hint + ", or add the name to a sheet's device_names")
+        matches[name] = hit
+    keys = {m.sheet.key for m in matches.values()}
+    if len(keys) > 1:
+        shown = ", ".join(f"{n!r} ({m.sheet.key})" for n, m in matches.items())
+        raise InputError(f"the trace ran on GPUs of {len(keys)} models: {shown}", path=where, key=option,
+                         hint=hint + "; nodecast models nodes of one GPU model")
+    name = next(iter(matches))
+    return name, matches[name], sum(n == name for n in names.values())
+
+
+def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *,
+                   option: str = "--from") -> Machine:
+    """The node ``trace`` ran on: ``spec`` checked against the trace's GPU, or picked from it when None.
+
+    ``trace`` is a Trace (or anything ``trace_gpu_names`` reads); ``spec`` a
+    catalogue name, machine file or spec string (``nodecast.machines.load_machine``);
+    ``option`` names the command-line option in messages (``--from``, or
+    ``--to`` for the target trace of ``evaluate``). Raises InputError (exit
+    code 2) when nothing can be picked, or on a GPU mismatch without
+    ``allow_mismatch``.
+    """
+    from nodecast.machines.compose import compose_machine, default_host_for, NodeSpec
+    from nodecast.machines.loader import load_machine
+
+    names = trace_gpu_names(trace)
+    used = _used(trace, names)
+    where = _where(trace)
+    if spec is None:
+        name, hit, count = _pick(names, used, where, option)
+        node = NodeSpec(hit.sheet, count, default_host_for(hit.sheet), host_assumed=True)
+        machine = compose_machine(node)
+        why = f"{option} omitted: the trace's GPU {hit.describe(name)}; node {machine.name}"
+        return replace(machine, notes=(why, *machine.notes))
+    machine = load_machine(spec)
+    return replace(machine, notes=machine.notes + tuple(check_gpu(machine, used, where, allow_mismatch, option)))
+
+
+def check_gpu(machine: Machine, names: Mapping[int, str], where: str | None = None,
+              allow_mismatch: bool = False, option: str = "--from") -> list[str]:
+    """Notes from checking ``machine``'s GPU against the trace's GPU ``names``; InputError on a mismatch."""
+    if not names:
+        return [f"the trace records no GPU name: {option} {machine.name} not checked against it"]
+    mine = machine_sheet(machine)
+    notes = []
+    for name in dict.fromkeys(names.values()):
+        hit = _quiet_match(name)
+        theirs = None if hit is None else hit.sheet
+        if theirs is not None and mine is not None:
+            if theirs.key == mine.key:
+                continue
+            if same_gpu(theirs, mine):
+                notes.append(f"the trace's GPU {name!r} (data sheet {theirs.key}) and {machine.name}'s "
+                             f"(data sheet {mine.key}) have the same target, SMs, clock and DRAM bandwidth: "
+                             "treated as the same GPU")
+                continue
+        elif normalise_gpu_name(name) in {normalise_gpu_name(n) for n in
+                                          (machine.gpu.model, *(mine.device_names if mine else ()))}:
+            continue
+        else:
+            missing = f"the trace's GPU {name!r}" if theirs is None else f"{machine.name}'s GPU {machine.gpu.model!r}"
+            notes.append(f"{missing} has no data sheet: {option} {machine.name} not checked against the trace")
+            continue
+        yours = f"{machine.name}'s GPU {machine.gpu.model!r} (data sheet {mine.key})"
+        if allow_mismatch:
+            notes.append(f"GPU mismatch allowed: the trace ran on {name!r} (data sheet {theirs.key}), "
+                         f"projected as if it ran on {yours}")
+            continue
+        raise InputError(f"the trace ran on {name!r} (data sheet {theirs.key}), not on {option} {yours}",
+                         path=where, key=option,
+                         hint=f"Give the node it ran on (e.g. {option} {theirs.key}), omit {option} to compose one "
+                              "from the trace's GPU, or pass --allow-gpu-mismatch to project anyway")
+    return notes
