@@ -361,3 +361,18 @@ def test_rocm_copy_labels(name, gpu_kind, expected):
     """Every ROCm copy label Kineto writes gives the direction, the device side, and an unknown host side."""
     trace = kineto_from_document(_rocm_doc([(name, gpu_kind, "hipMemcpyAsync", 4, 8)]))
     assert (trace["copy_kind"][0], trace["src_mem"][0], trace["dst_mem"][0]) == expected
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_occupancy_args_of_kernels(path):
+    """Kernels keep args 'registers per thread' and 'shared memory' (Kineto's static + dynamic sum, kept as
+    static); traces without them (ROCm) leave the columns not recorded (-1)."""
+    kernels = [e for e in events(path) if e.get("cat") == "kernel"]
+    want = sorted((int(Decimal(e["ts"]) * 1000), int(e["args"].get("registers per thread", -1)),
+                   int(e["args"].get("shared memory", -1))) for e in kernels)
+    trace = trace_of(path)
+    k = trace["kind"] == OpKind.KERNEL
+    got = sorted(zip(trace["start_ns"][k].tolist(), trace["registers_per_thread"][k].tolist(),
+                     trace["static_smem_bytes"][k].tolist(), strict=True))
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    assert (trace["dynamic_smem_bytes"] == -1).all() and (trace["local_mem_per_thread_bytes"] == -1).all()

@@ -378,3 +378,20 @@ def test_unconstrained_copy_of_a_real_export_still_loads(shared_traces, tmp_path
     path = mutant(shared_traces, SOFTMAX, tmp_path, "TARGET_INFO_GPU", "UPDATE TARGET_INFO_GPU SET id = id")
     rebuilt = read_nsys(path)
     assert rebuilt.counts() == original.counts() and rebuilt.meta.gpus == original.meta.gpus == {0: "Tesla T4"}
+
+
+@pytest.mark.parametrize("path", NSYS, ids=lambda p: p.name)
+def test_occupancy_columns_match_sql(path):
+    """Every kernel keeps registersPerThread, static/dynamic shared memory and local memory as the file has them."""
+    table = "CUPTI_ACTIVITY_KIND_KERNEL"
+    if not count(path, table):
+        pytest.skip("no kernel in this export")
+    want = sorted(sql(path, f"SELECT start, registersPerThread, staticSharedMemory, dynamicSharedMemory, "
+                            f"localMemoryPerThread FROM {table}"))
+    trace = read_nsys(path)
+    k = trace["kind"] == OpKind.KERNEL
+    got = sorted(zip(trace["start_ns"][k].tolist(), trace["registers_per_thread"][k].tolist(),
+                     trace["static_smem_bytes"][k].tolist(), trace["dynamic_smem_bytes"][k].tolist(),
+                     trace["local_mem_per_thread_bytes"][k].tolist(), strict=True))
+    assert got == want
+    assert (trace["registers_per_thread"][~k] == -1).all()

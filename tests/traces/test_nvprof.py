@@ -309,3 +309,19 @@ def test_unconstrained_copy_of_a_real_database_still_loads(shared_traces, tmp_pa
     rebuilt = read_nvprof(path)
     assert rebuilt.counts() == original.counts() and rebuilt.meta.gpus == original.meta.gpus
     assert np.array_equal(rebuilt["device"], original["device"])
+
+
+@pytest.mark.parametrize("path", NVPROF, ids=lambda p: p.name)
+def test_occupancy_columns_match_sql(path):
+    """Kernels keep CONCURRENT_KERNEL's registersPerThread, static/dynamic shared memory and local memory."""
+    table = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"
+    if not count(path, "CONCURRENT_KERNEL"):
+        pytest.skip("no kernel in this database")
+    want = sorted(sql(path, f"SELECT start, registersPerThread, staticSharedMemory, dynamicSharedMemory, "
+                            f"localMemoryPerThread FROM {table}"))
+    trace = read_nvprof(path)
+    k = trace["kind"] == OpKind.KERNEL
+    got = sorted(zip(trace["start_ns"][k].tolist(), trace["registers_per_thread"][k].tolist(),
+                     trace["static_smem_bytes"][k].tolist(), trace["dynamic_smem_bytes"][k].tolist(),
+                     trace["local_mem_per_thread_bytes"][k].tolist(), strict=True))
+    assert got == want

@@ -251,3 +251,109 @@ def test_damaged_fields_name_column_and_line(tmp_path, old, new, message):
     path.write_text(_HEADER + _COPY.replace(old, new))
     with pytest.raises(InputError, match=rf"^{path}: {message}"):
         read_nvprof_csv(path)
+
+
+# -- size units: decimal or binary, told from the data (issue 11, deliverable 2) ---------------------------------
+
+ZOO_GPUS = ("GTX-680", "Titan", "Tesla-K20", "GTX-970")
+
+
+def zoo_files(gpu: str) -> list[Path]:
+    """Every kernel-zoo file of one GPU; skips when the kernel zoo is absent."""
+    if not KERNEL_ZOO.is_dir():
+        pytest.skip(f"{KERNEL_ZOO} is absent (real inputs live beside the repository, not in a clone)")
+    return sorted((KERNEL_ZOO / gpu).glob("*.csv"))
+
+
+@pytest.mark.parametrize(("gpu", "decimal", "binary", "cannot_tell"),
+                         [("GTX-680", 0, 357, 2), ("Titan", 579, 0, 15), ("Tesla-K20", 0, 588, 6),
+                          ("GTX-970", 0, 588, 6)])
+def test_size_base_per_gpu(gpu, decimal, binary, cannot_tell):
+    """The TITAN files print sizes in decimal units, the other three GPUs' in binary; the runs whose Size and
+    Throughput share a prefix (GB, GB/s) cannot tell and say so."""
+    counts = {"decimal": 0, "binary": 0, "cannot tell": 0}
+    for path in zoo_files(gpu):
+        notes = " ".join(read_nvprof_csv(path).meta.notes)
+        if "decimal units (1 KB = 1000 B)" in notes:
+            counts["decimal"] += 1
+        elif "binary units (1 KB = 1024 B): Size / Duration equals Throughput" in notes:
+            counts["binary"] += 1
+        elif "no row of theirs tells decimal from binary" in notes:
+            counts["cannot tell"] += 1
+    assert counts == {"decimal": decimal, "binary": binary, "cannot tell": cannot_tell}
+
+
+def test_same_program_copies_the_same_bytes_on_every_gpu():
+    """A program run with one input copies the same bytes on all four GPUs, the TITAN's decimal '262.144000 KB'
+    included (read as 1024 B per KB, it was 268,435 B where the other GPUs' '256.000000 KB' is 262,144 B)."""
+    compared = 0
+    for path in zoo_files("Titan"):
+        titan = read_nvprof_csv(path)
+        if any("no row of theirs tells" in n for n in titan.meta.notes):
+            continue  # GB and GB/s: this file alone cannot tell (test_size_base_per_gpu)
+        want = titan["bytes"][titan["kind"] == OpKind.MEMCPY].tolist()
+        for gpu in ("GTX-680", "Tesla-K20", "GTX-970"):
+            other = KERNEL_ZOO / gpu / path.name
+            if not other.exists():
+                continue
+            trace = read_nvprof_csv(other)
+            if any("no row of theirs tells" in n for n in trace.meta.notes):
+                continue
+            assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == want, (gpu, path.name)
+            compared += 1
+    assert compared > 1500
+
+
+def test_titan_65536_int_copy_is_262144_bytes():
+    """'262.144000' KB in a decimal TITAN file is 262,144 bytes (65,536 ints), as '256.000000' KB on the GTX 680."""
+    text = zoo("Titan/bitonic-32768.csv")
+    assert "262.144000" in text
+    titan = read_nvprof_csv(KERNEL_ZOO / "Titan/bitonic-32768.csv")
+    gtx = read_nvprof_csv(KERNEL_ZOO / "GTX-680/bitonic-32768.csv")
+    for trace in (titan, gtx):
+        assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == [262144, 262144]
+
+
+def test_occupancy_columns_of_kernel_rows():
+    """Kernel rows keep Registers Per Thread and Static/Dynamic SMem (bytes); copies leave them not recorded."""
+    assert "1.639200e+04,0.000000" in zoo("Titan/subSeqMax-1048576.csv")  # Static SMem in B, Dynamic in KB
+    trace = read_nvprof_csv(KERNEL_ZOO / "Titan/subSeqMax-1048576.csv")
+    k = trace["kind"] == OpKind.KERNEL
+    assert trace["registers_per_thread"][k].tolist() == [24]
+    assert trace["static_smem_bytes"][k].tolist() == [16392]
+    assert trace["dynamic_smem_bytes"][k].tolist() == [0]  # '0.000000' KB
+    assert trace["local_mem_per_thread_bytes"][k].tolist() == [-1]  # the CSV has no such column
+    assert (trace["registers_per_thread"][~k] == -1).all() and (trace["static_smem_bytes"][~k] == -1).all()
+    quick = read_nvprof_csv(KERNEL_ZOO / "GTX-970/quicksort-8192.csv")
+    kq = quick["kind"] == OpKind.KERNEL
+    assert quick["dynamic_smem_bytes"][kq].tolist() == [128]
+    assert quick["registers_per_thread"][kq].tolist() == [24]
+
+
+_UNITS_HEADER = ('"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z",'
+                 '"Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","Device","Context",'
+                 '"Stream","Name"\n')
+
+
+@pytest.mark.parametrize(("size", "rate", "smem", "want_copy", "want_smem"), [
+    ("262.144000", "10.569896", "2.048000", 262144, 2048),  # decimal: 262,144 B / 24.801 us = 10.57e9 B/s
+    ("256.000000", "9.843989", "2.000000", 262144, 2048),  # binary: same bytes, 9.84 x 2^30 B/s
+])
+def test_dynamic_smem_in_kb_follows_the_runs_base(tmp_path, size, rate, smem, want_copy, want_smem):
+    """A run's Dynamic SMem in KB uses the base its copies show (built here in nvprof's documented layout)."""
+    path = tmp_path / "units.csv"
+    path.write_text(_UNITS_HEADER + "s,s,,,,,,,,B,KB,KB,GB/s,,,,\n"
+                    f'0.1,2.480100e-05,,,,,,,,,,{size},{rate},"GeForce GTX TITAN (0)","1","7","[CUDA memcpy HtoD]"\n'
+                    f'0.2,1.0e-05,4,1,1,128,1,1,8,0,{smem},,,"GeForce GTX TITAN (0)","1","7","k(int*) [9]"\n')
+    trace = read_nvprof_csv(path)
+    assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == [want_copy]
+    assert trace["dynamic_smem_bytes"][trace["kind"] == OpKind.KERNEL].tolist() == [want_smem]
+
+
+def test_fractional_shared_memory_bytes_are_refused(tmp_path):
+    """Static SMem that is not a whole number of bytes is a damaged field, named with its line."""
+    path = tmp_path / "frac.csv"
+    path.write_text(_UNITS_HEADER + "s,s,,,,,,,,B,B,KB,GB/s,,,,\n"
+                    '0.2,1.0e-05,4,1,1,128,1,1,8,12.5,0,,,"GeForce GTX 680 (0)","1","7","k(int*) [9]"\n')
+    with pytest.raises(InputError, match="Static SMem is 12.5 at line 3: not a whole number"):
+        read_nvprof_csv(path)

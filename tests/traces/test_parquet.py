@@ -13,7 +13,7 @@ import pytest
 from nodecast.errors import InputError
 from nodecast.traces.load import load_trace
 from nodecast.traces.parquet import read_arrow, read_parquet, to_csv, write_parquet
-from nodecast.traces.trace import COLUMNS, MISSING_NS
+from nodecast.traces.trace import COLUMNS, MISSING_NS, OCCUPANCY_COLUMNS
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
 SOME = [TRACES / n for n in ("nsys_sptrsv-levelset-la_t4.sqlite", "kineto_nsfw-image-detection_mi300x.json.gz",
@@ -187,5 +187,44 @@ def test_newer_format_version_is_refused(tmp_path):
     doc = json.loads(table.schema.metadata[b"nodecast"])
     doc["version"] = 99
     pq.write_table(table.replace_schema_metadata({b"nodecast": json.dumps(doc).encode()}), out)
-    with pytest.raises(InputError, match="format version 99; this nodecast reads version 1"):
+    with pytest.raises(InputError, match="format version 99; this nodecast reads versions 1 and 2"):
+        read_parquet(out)
+
+
+def test_occupancy_columns_round_trip(tmp_path, shared_traces):
+    """Registers and shared memory per kernel survive a Parquet round trip exactly (format version 2)."""
+    trace = load_trace(shared_traces / "nvprof_ahead-lammps_summit-v100.nvvp")
+    out = tmp_path / "t.parquet"
+    write_parquet(trace, out)
+    back = read_parquet(out)
+    for col in OCCUPANCY_COLUMNS:
+        np.testing.assert_array_equal(back[col], trace[col])
+    assert (back["registers_per_thread"][back["kind"] == 0] > 0).all()
+
+
+def test_version_1_file_reads_with_unrecorded_occupancy(tmp_path):
+    """A file of format version 1 (no occupancy columns) still reads: those columns are -1, and a note says why."""
+    import json
+
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    table = pq.read_table(out)
+    doc = json.loads(table.schema.metadata[b"nodecast"])
+    doc["version"] = 1
+    table = table.drop_columns(list(OCCUPANCY_COLUMNS))
+    pq.write_table(table.replace_schema_metadata({b"nodecast": json.dumps(doc).encode()}), out)
+    back = read_parquet(out)
+    assert len(back) == table.num_rows
+    for col in OCCUPANCY_COLUMNS:
+        assert (back[col] == -1).all()
+    assert any("format version 1" in n and "registers_per_thread" in n for n in back.meta.notes)
+
+
+def test_version_2_file_without_occupancy_columns_is_refused(tmp_path):
+    """A version-2 file lacking the occupancy columns is damaged: refused, naming them."""
+    out = tmp_path / "t.parquet"
+    write_parquet(load_trace(SAMPLE), out)
+    table = pq.read_table(out)
+    pq.write_table(table.drop_columns(["registers_per_thread"]), out)
+    with pytest.raises(InputError, match="lacks trace columns \\['registers_per_thread'\\]"):
         read_parquet(out)

@@ -15,7 +15,7 @@ import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import _DEFAULTS, COLUMNS, Trace, TraceMeta
+from nodecast.traces.trace import _DEFAULTS, COLUMNS, NOT_RECORDED, Trace, TraceMeta
 
 # Reusing trace.py's defaults keeps one definition of "absent" per column.
 _FILL = {name: _DEFAULTS.get(name, 0) for name in COLUMNS}
@@ -80,6 +80,30 @@ def check_ops(cols: dict[str, np.ndarray], path: str | None) -> None:
             path=path or None,
             hint="The file is damaged or was edited; export or record the trace again",
         )
+
+
+#: CUPTI kernel-record column (nsys and nvprof SQLite) -> Trace occupancy column.
+OCCUPANCY_SOURCES = {
+    "registersPerThread": "registers_per_thread",
+    "staticSharedMemory": "static_smem_bytes",
+    "dynamicSharedMemory": "dynamic_smem_bytes",
+    "localMemoryPerThread": "local_mem_per_thread_bytes",
+}
+
+
+def occupancy_sql(db, table: str, cols: dict[str, np.ndarray], rows: slice) -> list[tuple[str, int, np.ndarray]]:  # noqa: ANN001
+    """(SQL, default, buffer) triples reading the occupancy columns of a CUPTI kernel table.
+
+    A column the schema lacks, or a NULL, reads ``NOT_RECORDED``; a negative
+    value (no profiler writes one) also reads ``NOT_RECORDED`` rather than a
+    size of -5 bytes. ``db`` is a ``nodecast.traces._sqlite.SqliteExport``.
+    """
+    out = []
+    for src, dst in OCCUPANCY_SOURCES.items():
+        expr = f'CASE WHEN "{src}" >= 0 THEN "{src}" ELSE {NOT_RECORDED} END' if src in db.columns(table) \
+            else str(NOT_RECORDED)
+        out.append((expr, NOT_RECORDED, cols[dst][rows]))
+    return out
 
 
 def intern_ids(ids: np.ndarray, lookup: dict[int, str]) -> tuple[np.ndarray, list[str]]:

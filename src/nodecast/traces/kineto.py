@@ -13,6 +13,13 @@ the JSON is parsed with numbers kept as text and converted to integer ns
 exactly (``us_text_to_ns``). Copy direction and memory kinds come from the
 event name (``Memcpy HtoD (Pageable -> Device)``), bytes/device/stream from
 ``args`` (falling back to ``pid``/``tid``), GPU names from ``deviceProperties``.
+Kernels keep ``args.grid``/``args.block`` and, on CUDA, ``args."registers per
+thread"`` and ``args."shared memory"``; Kineto prints the static and dynamic
+shared memory of a launch as one sum (libkineto ``CuptiActivity.cpp``,
+``staticSharedMemory + dynamicSharedMemory``), kept in ``static_smem_bytes``
+with ``dynamic_smem_bytes`` not recorded. ROCm traces give neither, and their
+``args.grid`` counts work-items for some launches (MIOpen's) and blocks for
+others (PyTorch's): it is kept as written.
 
 ROCm traces (roctracer or rocprofiler-sdk under Kineto) label copies
 ``Memcpy DtoH (Device -> Host)`` (``args.kind`` ``DtoH``), or, before Kineto's
@@ -51,7 +58,7 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import Trace, TraceMeta
+from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
 
 FORMAT = "kineto-json"
 
@@ -365,6 +372,11 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
         dims = [a.get(key) for a in args]
         for axis, col in enumerate(names):
             fill(col, [d[axis] if type(d) is list and len(d) == 3 else 0 for d in dims], 0, f"args.{key}")
+    # Kineto writes one shared-memory figure, static + dynamic (libkineto CuptiActivity.cpp metadataJson):
+    # it is kept as the static column so that occupancy sees the whole; the split stays unknown.
+    for key, col in (("registers per thread", "registers_per_thread"), ("shared memory", "static_smem_bytes")):
+        fill(col, [a.get(key) for a in args], NOT_RECORDED, f"args.{key}")
+        cols[col][cols[col] < 0] = NOT_RECORDED
 
     kinds = cols["kind"]
     notes: list[str] = []

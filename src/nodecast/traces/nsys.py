@@ -1,6 +1,8 @@
 """Nsight Systems SQLite exports (``nsys export --type sqlite``) -> Trace.
 
-Reads kernels (``CUPTI_ACTIVITY_KIND_KERNEL``), copies (``_MEMCPY``), memsets
+Reads kernels (``CUPTI_ACTIVITY_KIND_KERNEL``, with their launch
+configuration and ``registersPerThread``, ``staticSharedMemory``,
+``dynamicSharedMemory`` and ``localMemoryPerThread``), copies (``_MEMCPY``), memsets
 (``_MEMSET``) and synchronizations (``_SYNCHRONIZATION``, kind SYNC); CPU API
 start/end come from ``CUPTI_ACTIVITY_KIND_RUNTIME`` (runtime and driver calls,
 told apart by ``eventClass``) joined on ``correlationId``. Timestamps are the
@@ -122,10 +124,11 @@ def _stream_sql(db: SqliteExport, table: str) -> str:
 def _launch_config(
     db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice
 ) -> list[tuple[str, int, np.ndarray]]:
-    """(SQL, default, buffer) for gridX..blockZ."""
+    """(SQL, default, buffer) for gridX..blockZ and the occupancy columns (``OCCUPANCY_SOURCES``)."""
     pairs = zip(("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
                 ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"), strict=True)
-    return [(db.col(table, src, 0), 0, cols[dst][rows]) for src, dst in pairs]
+    out = [(db.col(table, src, 0), 0, cols[dst][rows]) for src, dst in pairs]
+    return out + _common.occupancy_sql(db, table, cols, rows)
 
 
 def _kernels(db: SqliteExport, cols: dict[str, np.ndarray], rows: slice, notes: list[str]) -> list[str]:

@@ -1,7 +1,9 @@
 """nvprof SQLite databases (``nvprof -o file.nvvp``) -> Trace.
 
 Reads kernels from ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` (plus
-``_KERNEL``, which nvprof creates but usually leaves empty), copies from
+``_KERNEL``, which nvprof creates but usually leaves empty), with their launch
+configuration and ``registersPerThread``, ``staticSharedMemory``,
+``dynamicSharedMemory`` and ``localMemoryPerThread``; copies from
 ``_MEMCPY`` and peer copies from ``_MEMCPY2``, memsets from ``_MEMSET`` and
 synchronizations from ``_SYNCHRONIZATION`` when present. Names are ids into
 ``StringTable(_id_, value)``; kernel names are the mangled names nvprof
@@ -87,11 +89,12 @@ def _read(db: SqliteExport) -> Trace:
 
 
 def _kernels(db: SqliteExport, table: str, cols: dict[str, np.ndarray], rows: slice, raw_names: np.ndarray) -> None:
-    """Kernel rows: times, launch configuration, StringTable id of the name."""
+    """Kernel rows: times, launch configuration and occupancy columns, StringTable id of the name."""
     pairs = zip(("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
                 ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"), strict=True)
     extra = [(db.col(table, "name"), -1, raw_names[rows])]
     extra += [(db.col(table, src, 0), 0, cols[dst][rows]) for src, dst in pairs]
+    extra += _common.occupancy_sql(db, table, cols, rows)
     db.read_ops(table, cols, rows, extra)
     cols["kind"][rows] = OpKind.KERNEL
 

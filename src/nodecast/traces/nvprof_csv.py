@@ -8,11 +8,29 @@ block to the next (``KB`` in one run, ``MB`` in the next).
 
 Decisions:
 
-- Size units are binary: nvprof's KB is 1024 B, MB 2^20 B, GB 2^30 B. The
-  K40c sample shows it: a VecAdd of 512x256 floats copies 524,288 B, printed
-  as ``512.000000`` KB, and its Throughput column (9.304140 GB/s for
-  524,288 B in 52.48 us) is bytes / 2^30 per second. Sizes are rounded to
-  whole bytes (six printed decimals cannot be exact in MB or GB).
+- Size units are binary in some nvprof versions and decimal in others, and
+  the units row says only ``KB``. The K40c sample is binary: a VecAdd of
+  512x256 floats copies 524,288 B, printed as ``512.000000`` KB, and its
+  Throughput column (9.304140 GB/s for 524,288 B in 52.48 us) is bytes / 2^30
+  per second. The kernel-zoo files of the GTX TITAN are decimal: a 65,536-int
+  copy is ``262.144000`` KB next to ``256.000000`` KB on the other three
+  GPUs, and its Throughput (10.569896 GB/s in 24.801 us) is bytes / 1e9 per
+  second. So the base is read off the data, per run: the one (1024 or 1000)
+  under which Size / Duration equals Throughput (``size_base``; the two
+  differ by 2.4 % per prefix, the printed digits agree to 1e-5). When Size
+  and Throughput carry the same prefix (``GB`` and ``GB/s``) the base cancels
+  out and the run cannot tell; it then takes the base the file's other runs
+  showed (one nvprof wrote them all), else binary, with a note. In the
+  kernel zoo, 579 of the 594 TITAN files show base 1000 and the other 15
+  (the largest inputs, printed in GB and GB/s) cannot tell; 357 of 359 GTX
+  680 files and 588 of 594 GTX 970 and Tesla K20c files show base 1024, and
+  none shows the other base (tests/traces/test_nvprof_csv.py).
+  ``Dynamic SMem`` and ``Static SMem`` use the same base.
+  Sizes are rounded to whole bytes (six printed decimals cannot always be
+  exact in MB or GB).
+- Kernel rows keep ``Registers Per Thread``, ``Static SMem`` and ``Dynamic
+  SMem`` (per block, in the units row's unit) as the occupancy columns;
+  the CSV has no local-memory column (``NOT_RECORDED``).
 - Times are converted to integer ns from the unit of their block.
 - Runs are separate processes, each with its own time origin, so their
   times overlap. To keep one timeline, a run that would start before the
@@ -47,14 +65,20 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import Trace, TraceMeta
+from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
 from nodecast.values import as_float, as_int
 
 FORMAT = "nvprof-csv"
 
-#: Seconds -> ns and size unit -> bytes (binary, see the module docstring).
+#: Seconds -> ns.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
-SIZE_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+#: Size unit -> power of the base (1024 or 1000, see ``size_base``) that makes it bytes.
+SIZE_POWERS = {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}
+#: Binary size units (the base nvprof uses when a run cannot tell), unit -> bytes.
+SIZE_UNITS = {u: 1024**p for u, p in SIZE_POWERS.items()}
+#: Largest relative disagreement between Size / Duration and Throughput that still identifies the base:
+#: the printed digits agree to about 1e-5, the two bases differ by 2.4 % per prefix.
+_BASE_TOLERANCE = 0.005
 
 _DEVICE = re.compile(r"^(.*?)\s*\((\d+)\)\s*$")
 _CORRELATION_SUFFIX = re.compile(r"^(.*\S)\s+\[(\d+)\]$")
@@ -95,7 +119,10 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     if api_blocks:
         notes.append(f"ignored {sum(len(b[2]) for b in api_blocks)} API-trace rows (no CPU API times from CSV)")
         blocks = [b for b in blocks if "Device" in b[0]]
-    ops = [_op(units, row, line, path) for _, units, body in blocks for line, row in body]
+    bases = _file_bases([size_base(units, body) for _, units, body in blocks])
+    _note_bases(bases, blocks, notes)
+    ops = [_op(units, row, line, path, base) for (_, units, body), (base, _) in zip(blocks, bases, strict=True)
+           for line, row in body]
     skipped = sum(op is None for op in ops)
     if skipped:
         notes.append(f"skipped {skipped} rows that are neither kernels, copies nor memsets")
@@ -234,8 +261,15 @@ _FIELDS = (
     "block_x",
     "block_y",
     "block_z",
+    "registers_per_thread",
+    "static_smem_bytes",
+    "dynamic_smem_bytes",
     "name",
 )
+
+#: Occupancy inputs a kernel row carries: (CSV column, Trace column, whether the units row gives a size unit).
+_OCCUPANCY = (("Registers Per Thread", "registers_per_thread", False), ("Static SMem", "static_smem_bytes", True),
+              ("Dynamic SMem", "dynamic_smem_bytes", True))
 
 
 #: Largest magnitude kept for a time (ns) or size (B): 2^62 leaves room for start + duration in an int64.
@@ -263,16 +297,95 @@ def _id(text: str | None, path: Path, what: str, line: int) -> int:
     return as_int(text, path=path, field=what, row=f"line {line}", ge=0, hint=_DAMAGED)
 
 
-def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path) -> tuple[Any, ...] | None:
-    """One data row -> a tuple of _FIELDS values, or None for rows that are not GPU ops."""
+def _size_scale(units: dict[str, str], column: str, base: int, path: Path) -> int:
+    """Bytes per printed unit of a size column (``KB`` -> ``base``); InputError for a unit nvprof never prints."""
+    unit = units.get(column, "B") or "B"
+    if unit not in SIZE_POWERS:
+        raise InputError(f"unknown size unit {unit!r} in column {column!r}", path=path,
+                         hint=f"Expected one of {', '.join(SIZE_POWERS)}")
+    return base ** SIZE_POWERS[unit]
+
+
+def _rate_power(unit: str) -> int | None:
+    """``GB/s`` -> 3 (bytes per second = value x base^3); None for a unit that is not a size per second."""
+    size, sep, per = unit.partition("/")
+    return SIZE_POWERS.get(size) if sep and per == "s" else None
+
+
+def size_base(units: dict[str, str], body: list[Row]) -> tuple[int, int]:
+    """The base (1024 or 1000) of a run's size units, and how many rows showed it (0: none could, binary).
+
+    For every copy or memset row with a Size, a Duration and a Throughput,
+    ``Size x base^k / Duration`` must equal ``Throughput x base^j`` (k, j the
+    prefix powers of the Size and Throughput units); the base is the one whose
+    median disagreement over those rows is below ``_BASE_TOLERANCE``. With no
+    such row (or units without prefixes), or when neither base fits, 1024.
+    """
+    k = SIZE_POWERS.get(units.get("Size", "") or "")
+    j = _rate_power(units.get("Throughput", "") or "")
+    tscale = TIME_UNITS.get(units.get("Duration", "s"))
+    if k is None or j is None or tscale is None or k == j:
+        return 1024, 0  # with one prefix on both sides (GB and GB/s) the base cancels out: no evidence
+    triples = []
+    for _, row in body:
+        try:
+            size, dur, rate = (float(row.get(c) or "nan") for c in ("Size", "Duration", "Throughput"))
+        except ValueError:
+            continue  # damaged numbers are reported when the row itself is read
+        if size > 0 and dur > 0 and rate > 0 and np.isfinite([size, dur, rate]).all():
+            triples.append((size, dur * tscale * 1e-9, rate))
+    if not triples:
+        return 1024, 0
+    a = np.array(triples)
+    for base in (1024, 1000):
+        implied = a[:, 0] * float(base) ** k / a[:, 1] / (a[:, 2] * float(base) ** j)
+        if abs(float(np.median(implied)) - 1.0) < _BASE_TOLERANCE:
+            return base, len(a)
+    return 1024, 0
+
+
+def _file_bases(bases: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Runs that cannot tell their base take the one the file's other runs showed, when those agree.
+
+    The count stays 0 for them (nothing in their own rows showed it).
+    """
+    shown = {b for b, n in bases if n}
+    if len(shown) != 1:
+        return bases
+    (base,) = shown
+    return [(base if n == 0 else b, n) for b, n in bases]
+
+
+def _note_bases(bases: list[tuple[int, int]], blocks: list, notes: list[str]) -> None:
+    """One note saying which size units the runs use (and how that was told)."""
+    decimal = sum(1 for b, _ in bases if b == 1000)
+    shown = sum(1 for b, n in bases if n)
+    prefixed = [i for i, (_, units, _) in enumerate(blocks)
+                if any(SIZE_POWERS.get(units.get(c, "") or "", 0) for c in ("Size", "Static SMem", "Dynamic SMem"))]
+    unproven = [i for i in prefixed if bases[i][1] == 0]
+    if decimal:
+        notes.append(f"sizes in decimal units (1 KB = 1000 B) in {decimal} of {len(bases)} run(s): "
+                     "Size / Duration equals Throughput only with base 1000")
+    elif shown:
+        notes.append("sizes in binary units (1 KB = 1024 B): Size / Duration equals Throughput with base 1024")
+    if unproven:
+        assumed = "decimal (1 KB = 1000 B), as the file's other runs" if bases[unproven[0]][0] == 1000 else (
+            "binary (1 KB = 1024 B), as the file's other runs" if shown else "binary (1 KB = 1024 B)")
+        notes.append(f"{len(unproven)} run(s) print sizes with a unit prefix that no row of theirs tells decimal "
+                     f"from binary (no Size with Duration and Throughput, or the same prefix on both): {assumed} "
+                     "assumed; sizes may be off by 2.4 % per prefix")
+
+
+def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path, base: int = 1024) -> tuple[Any, ...] | None:
+    """One data row -> a tuple of _FIELDS values, or None for rows that are not GPU ops.
+
+    ``base`` is the run's size base (``size_base``): 1024 or 1000 bytes per KB.
+    """
     tscale = TIME_UNITS[units.get("Start", "s")]
     dscale = TIME_UNITS.get(units.get("Duration", "s"), tscale)
     start = _number(row.get("Start"), tscale, path, "Start", line)
     end = start + _number(row.get("Duration"), dscale, path, "Duration", line)
-    size_unit = units.get("Size", "B") or "B"
-    if size_unit not in SIZE_UNITS:
-        raise InputError(f"unknown size unit {size_unit!r}", path=path, hint=f"Expected one of {', '.join(SIZE_UNITS)}")
-    nbytes = _number(row.get("Size"), SIZE_UNITS[size_unit], path, "Size", line)
+    nbytes = _number(row.get("Size"), _size_scale(units, "Size", base, path), path, "Size", line)
     dev = _DEVICE.match(row.get("Device", "") or "")
     device = int(dev.group(2)) if dev else 0
     stream = _id(row.get("Stream"), path, "Stream", line)
@@ -282,6 +395,7 @@ def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path) -> tu
     dst = _common.mem_kind_from_label(row.get("DstMemType"))
     copy = CopyKind.NONE
     grid = (0,) * 6
+    occupancy = (NOT_RECORDED,) * len(_OCCUPANCY)
     if name.startswith("["):
         copy_match = _COPY.match(name)
         if copy_match:
@@ -309,8 +423,33 @@ def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path) -> tu
             corr = corr if corr >= 0 else int(m.group(2))
         name_out = name
         grid = tuple(_number(row.get(c), 1, path, c, line) for c in _GRID)
+        occupancy = tuple(_occupancy(row.get(col), _size_scale(units, col, base, path) if sized else 1, path, col, line,
+                                     _OCCUPANCY_LIMIT[dst]) for col, dst, sized in _OCCUPANCY)
     src_device, dst_device = _device_of(row.get("Src Dev")), _device_of(row.get("Dst Dev"))
-    return (kind, copy, src, dst, nbytes, start, end, device, src_device, dst_device, stream, corr, *grid, name_out)
+    return (kind, copy, src, dst, nbytes, start, end, device, src_device, dst_device, stream, corr, *grid,
+            *occupancy, name_out)
+
+
+#: Largest value each occupancy column holds (its Trace dtype).
+_OCCUPANCY_LIMIT = {"registers_per_thread": (1 << 15) - 1, "static_smem_bytes": (1 << 31) - 1,
+                    "dynamic_smem_bytes": (1 << 31) - 1}
+
+
+def _occupancy(text: str | None, scale: int, path: Path, what: str, line: int, limit: int) -> int:
+    """A kernel's registers or shared-memory bytes; ``NOT_RECORDED`` when the column is absent or empty.
+
+    A negative or fractional value (after scaling to bytes) is an InputError
+    naming the column and the line: no nvprof writes one.
+    """
+    if text is None or not text.strip():
+        return NOT_RECORDED
+    value = as_float(text.replace(",", ""), path=path, field=what, row=f"line {line}", ge=0, le=limit / scale,
+                     hint=_DAMAGED)
+    out = value * scale
+    if abs(out - round(out)) > 1e-6 * max(1.0, out):
+        raise InputError(f"{what} is {text.strip()} {'' if scale == 1 else 'units '}at line {line}: not a whole number"
+                         f"{'' if scale == 1 else ' of bytes'}", path=path, key=what, hint=_DAMAGED)
+    return round(out)
 
 
 def _device_of(text: str | None) -> int:

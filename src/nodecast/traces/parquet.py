@@ -5,8 +5,13 @@ same integer dtypes, timestamps in integer ns, ``MISSING_NS`` for absent API
 times) plus, in the schema metadata under the key ``nodecast``, a JSON
 object with the kernel names and the TraceMeta::
 
-    {"version": 1, "names": ["Fan1(...)", ...],
+    {"version": 2, "names": ["Fan1(...)", ...],
      "meta": {"source": ..., "format": ..., "profiler": ..., "gpus": {"0": "Tesla T4"}, "notes": [...]}}
+
+Format versions: 2 added the occupancy columns (``registers_per_thread``,
+``static_smem_bytes``, ``dynamic_smem_bytes``, ``local_mem_per_thread_bytes``).
+A version-1 file is still read: those columns come back ``NOT_RECORDED``, with
+a note saying so. Any other version is refused with a message naming it.
 
 Reading back checks what an edited or foreign file could break: every column
 must be integers that fit its dtype, enum codes must name an enum member, and
@@ -31,14 +36,16 @@ from nodecast.errors import InputError
 from nodecast.fileio import atomic_path
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import COLUMNS, Trace, TraceMeta
+from nodecast.traces.trace import _DEFAULTS, COLUMNS, OCCUPANCY_COLUMNS, Trace, TraceMeta
 
 # Enum columns and the enum their codes index: a code outside it would fail far from the file.
 _ENUM_COLUMNS = {"kind": OpKind, "copy_kind": CopyKind, "src_mem": MemKind, "dst_mem": MemKind}
 
 #: Key of nodecast's JSON in the Parquet schema metadata.
 METADATA_KEY = b"nodecast"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Older versions this nodecast still reads, with the columns each lacks (read back as their defaults).
+READABLE_VERSIONS: dict[int, tuple[str, ...]] = {1: OCCUPANCY_COLUMNS, FORMAT_VERSION: ()}
 PARQUET_MAGIC = b"PAR1"
 ARROW_MAGIC = b"ARROW1"
 
@@ -126,17 +133,26 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"damaged nodecast metadata in the {kind} file ({exc})", path=path) from None
-    if doc.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+    version = doc.get("version", FORMAT_VERSION)
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in sorted(READABLE_VERSIONS))
         raise InputError(
-            f"written in nodecast trace format version {doc.get('version')!r}; this nodecast reads version {FORMAT_VERSION}",
+            f"written in nodecast trace format version {version!r}; this nodecast reads versions {readable}",
             path=path,
             hint="Convert the original trace again with this nodecast, or upgrade nodecast",
         )
-    missing = [c for c in COLUMNS if c not in table.column_names]
+    absent = READABLE_VERSIONS[version]
+    missing = [c for c in COLUMNS if c not in table.column_names and c not in absent]
     if missing:
         raise InputError(f"the {kind} file lacks trace columns {missing}", path=path)
+    if absent:
+        meta.notes.append(f"written in nodecast trace format version {version}, which has no {', '.join(absent)} "
+                          "columns: they read as not recorded (-1)")
     cols: dict[str, np.ndarray] = {}
     for name, dtype in COLUMNS.items():
+        if name in absent and name not in table.column_names:
+            cols[name] = np.full(table.num_rows, _DEFAULTS[name], dtype=dtype)
+            continue
         column = table.column(name)
         if column.null_count:
             raise InputError(f"column {name!r} has empty values", path=path)

@@ -5,6 +5,11 @@ operation (kernel, memcpy, memset, synchronization). Timestamps are integer
 nanoseconds as the profiler wrote them; ``MISSING_NS`` marks a timestamp the
 trace does not have (CPU API times in a Kineto trace without flows, say).
 Kernel names are interned: ``name_id`` indexes ``Trace.names`` (-1: no name).
+A kernel's launch configuration (grid and block in blocks and threads) and its
+occupancy inputs (``OCCUPANCY_COLUMNS``: registers per thread, static and
+dynamic shared memory per block in bytes, local memory per thread in bytes)
+are kept where the profiler records them; ``NOT_RECORDED`` (-1) marks an occupancy
+value the trace does not have (every non-kernel row, Kineto on ROCm...).
 
 Example (three ops)::
 
@@ -52,7 +57,18 @@ COLUMNS: dict[str, np.dtype[Any]] = {
     "block_x": np.dtype(np.int32),
     "block_y": np.dtype(np.int32),
     "block_z": np.dtype(np.int32),
+    # Occupancy inputs of a kernel launch (NOT_RECORDED where the profiler does not record them; 0 is a value):
+    "registers_per_thread": np.dtype(np.int16),  # 32-bit registers per thread (AMD: VGPRs)
+    "static_smem_bytes": np.dtype(np.int32),  # static shared memory per block, bytes (Kineto: static + dynamic)
+    "dynamic_smem_bytes": np.dtype(np.int32),  # dynamic shared memory per block, bytes
+    "local_mem_per_thread_bytes": np.dtype(np.int32),  # local (spill) memory per thread, bytes
 }
+
+#: The value of an occupancy column the trace does not record (0 is a real value: no shared memory).
+NOT_RECORDED = -1
+
+#: The occupancy columns (per kernel launch; NOT_RECORDED elsewhere and where not recorded).
+OCCUPANCY_COLUMNS = ("registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "local_mem_per_thread_bytes")
 
 _DEFAULTS = {
     "copy_kind": CopyKind.NONE,
@@ -73,6 +89,10 @@ _DEFAULTS = {
     "block_x": 0,
     "block_y": 0,
     "block_z": 0,
+    "registers_per_thread": NOT_RECORDED,
+    "static_smem_bytes": NOT_RECORDED,
+    "dynamic_smem_bytes": NOT_RECORDED,
+    "local_mem_per_thread_bytes": NOT_RECORDED,
 }
 
 
@@ -245,6 +265,8 @@ class Trace:
             df.insert(len(df.columns), "name", self.kernel_names())
             for col in ("api_start_ns", "api_end_ns"):
                 df[col] = df[col].astype("Int64").mask(df[col] == MISSING_NS)
+            for col in OCCUPANCY_COLUMNS:
+                df[col] = df[col].astype("Int64").mask(df[col] == NOT_RECORDED)
         return df
 
     def __repr__(self) -> str:
