@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
+from nodecast.models.base import get_models
 from nodecast.sim.platform import RAM, Platform
+from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.trace import Trace
 
 
 @pytest.fixture
@@ -66,12 +70,34 @@ def test_memory_and_bandwidth_what_ifs(attila):
 
 
 def test_platform_from_machine():
-    """The titan Machine gives RAM plus one GPU joined by a PCIe gen2 x16 link in each direction."""
+    """The titan Machine gives RAM plus one GPU joined by a PCIe gen2 x16 link in each direction,
+    carrying AHEAD's effective bandwidth: below the 8 GB/s raw rate, reads below writes (eqs. 4-5)."""
     plat = Platform.from_machine(load_machine("titan"))
     assert plat.node_names == ["RAM", "CUDA0"]
     assert len(plat.link_names) == 2
-    assert plat.link_bandwidth_bps[0] == pytest.approx(8e9)
     assert plat.route_links[RAM][1] == (0,) and plat.route_links[1][RAM] == (1,)
+    htod, dtoh = plat.link_bandwidth_bps
+    assert 5e9 < htod < dtoh < 8e9
+
+
+@pytest.mark.parametrize("name", ["titan", "summit", "h100-sxm5-server", "gh200"])
+@pytest.mark.parametrize(("copy_kind", "src_mem", "dst_mem", "a", "b"), [
+    (CopyKind.HTOD, MemKind.PINNED, MemKind.DEVICE, RAM, 1),
+    (CopyKind.DTOH, MemKind.DEVICE, MemKind.PINNED, 1, RAM),
+])
+def test_from_machine_lone_copy_takes_aheads_time(name, copy_kind, src_mem, dst_mem, a, b):
+    """One machine file, one link model: a lone pinned copy on the simulated platform takes what
+    `project`'s AHEAD model gives the same copy on the same machine, (L+O) + n / BW_eff."""
+    machine = load_machine(name)
+    plat = Platform.from_machine(machine)
+    n = 256 * 2**20
+    trace = Trace.from_columns({"kind": np.array([OpKind.MEMCPY]), "copy_kind": np.array([copy_kind]),
+                                "src_mem": np.array([src_mem]), "dst_mem": np.array([dst_mem]),
+                                "bytes": np.array([n]), "start_ns": np.array([0]), "end_ns": np.array([10**9])})
+    ahead = get_models(["ahead"])[0].project(trace, machine, machine).time_s[0]
+    links = plat.route_links[a][b]
+    simulated = plat.route_latency_s[a][b] + n / min(plat.link_bandwidth_bps[x] for x in links)
+    assert simulated == pytest.approx(ahead, rel=1e-5)
 
 
 def test_missing_route_between_memory_nodes_is_an_input_error(tmp_path):

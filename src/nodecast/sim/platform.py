@@ -45,6 +45,9 @@ RAM = 0
 #: GPUs a simulated node may have (--gpus): StarPU itself is built for 4 CUDA devices by default (--enable-maxcudadev)
 MAX_GPUS = 32
 _GPU_HOST = re.compile(r"^CUDA(\d+)$")
+#: Copy size at which ``from_machine`` takes AHEAD's effective bandwidth of a link, bytes: "large"
+#: (1 GiB): per-copy terms such as PCIe's first-request effect are below 1e-6 of its time there.
+LARGE_COPY_BYTES = 2**30
 
 
 @dataclass
@@ -229,29 +232,48 @@ class Platform:
 
     @classmethod
     def from_machine(cls, machine) -> Platform:
-        """Build from a nodecast Machine: every Link becomes two directed links, routes follow ``Machine.route``.
+        """Build from a nodecast Machine with the link model ``project`` uses (AHEAD), so that one
+        machine file means one link model.
 
+        Every Link becomes two directed links, routes follow ``Machine.route``.
         RAM is reached from each GPU through the socket the GPU is attached to
         (data is assumed pinned in that socket's memory). A GPU->GPU route is
         peer-to-peer unless it crosses a CPU socket, in which case the copy is
         staged through RAM.
+
+        Link capacities are AHEAD's effective bandwidth of a large copy
+        (``LARGE_COPY_BYTES``; eq. 2, ``n / wire_time_s``, with PCIe TLP or
+        NVLink flit overheads, ``nodecast.models.transfer.effective_bandwidth_bps``)
+        in the direction the link carries: toward a GPU on a host-to-GPU
+        route the GPU reads host memory (eq. 4 / eq. 6), every other direction
+        is a write (eq. 5 / eq. 7). A copy's route latency is AHEAD's 1-byte
+        cost L+O of its class (pinned host-to-device, pinned device-to-host,
+        peer), resolved as ``project`` resolves it for this machine
+        (``nodecast.models.one_byte``: measured in the machine file, else
+        AHEAD's measured default). A lone copy of n bytes then takes
+        ``(L+O) + n / BW_eff``, AHEAD's eq. 10; concurrent copies share the
+        effective bandwidth max-min. Before issue 13 the links carried their
+        raw rate (PCIe eq. 3, NVLink eq. 8) and routes the machine file's
+        link latencies (0 when none was given).
         """
-        from nodecast.machines.topology import raw_rate_bps
+        from nodecast.models.one_byte import resolve_one_byte
+        from nodecast.models.transfer import effective_bandwidth_bps
+        from nodecast.traces.kinds import TransferClass
 
         ngpu = machine.gpu.count
         names = ["RAM"] + [f"CUDA{i}" for i in range(ngpu)]
         endpoints = [None] + [f"gpu{i}" for i in range(ngpu)]
         link_names: list[str] = []
-        link_bw: list[float] = []
         link_lat: list[float] = []
+        link_of: list = []
         directed: dict[tuple[str, str, str], int] = {}
         for link in machine.links:
             a, b = link.endpoints
-            for src, dst, tag in ((a, b, "fwd"), (b, a, "rev")):
+            for src, dst in ((a, b), (b, a)):
                 directed[(link.id, src, dst)] = len(link_names)
                 link_names.append(f"{link.id}:{src}->{dst}")
-                link_bw.append(raw_rate_bps(link))
                 link_lat.append(link.latency_s or 0.0)
+                link_of.append(link)
         n = len(names)
 
         def directed_route(src_ep: str, dst_ep: str) -> tuple[tuple[int, ...], bool]:
@@ -267,24 +289,32 @@ class Platform:
                 here = there
             return tuple(out), crosses_cpu
 
+        klass = (TransferClass.HTOD_PINNED, TransferClass.DTOH_PINNED, TransferClass.PEER)
+        one_byte = resolve_one_byte(None, None, machine, klass)
+        htod_s, dtoh_s, peer_s = (one_byte.seconds[k] for k in klass)
         route_links: list[list[tuple[int, ...] | None]] = [[None] * n for _ in range(n)]
         route_latency = [[0.0] * n for _ in range(n)]
         peer = [[False] * n for _ in range(n)]
+        reads: set[int] = set()  # directed links toward a GPU on a host-to-GPU route
         for i in range(n):
             route_links[i][i] = ()
         for g in range(1, n):
             socket = f"cpu{machine.gpu.cpu_socket[g - 1]}"
-            for a, b, ea, eb in ((0, g, socket, endpoints[g]), (g, 0, endpoints[g], socket)):
+            for a, b, ea, eb, lat in ((0, g, socket, endpoints[g], htod_s), (g, 0, endpoints[g], socket, dtoh_s)):
                 links, _ = directed_route(ea, eb)
                 route_links[a][b] = links
-                route_latency[a][b] = sum(link_lat[x] for x in links)
+                route_latency[a][b] = lat
+                if a == 0:
+                    reads.update(links)
             for h in range(1, n):
                 if h == g:
                     continue
                 links, via_cpu = directed_route(endpoints[g], endpoints[h])
                 route_links[g][h] = links
-                route_latency[g][h] = sum(link_lat[x] for x in links)
+                route_latency[g][h] = peer_s
                 peer[g][h] = not via_cpu
+        link_bw = [float(effective_bandwidth_bps(link, LARGE_COPY_BYTES, "read" if x in reads else "write"))
+                   for x, link in enumerate(link_of)]
         plat = cls(
             name=machine.name,
             source=str(machine.path or machine.name),
@@ -305,7 +335,11 @@ class Platform:
         )
         plat._predictions_from_routes()
         plat.bus_ngpus = [[0] * n for _ in range(n)]
-        plat.notes.append(f"built from machine {machine.name}; scheduler predictions from route bottlenecks")
+        plat.notes.append(
+            f"built from machine {machine.name}: link capacities are AHEAD's effective bandwidth of "
+            f"{LARGE_COPY_BYTES / 2**30:g} GiB copies (PCIe TLP / NVLink flit overheads), route latencies "
+            "its 1-byte costs L+O, as `nodecast project` uses them; scheduler predictions from route bottlenecks")
+        plat.notes.extend(one_byte.notes())
         plat.validate()
         return plat
 
