@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "roofline",
     "simulate",
     "replay",
+    "forecast",
     "calibrate",
     "record",
 )

@@ -39,6 +39,17 @@ def test_path_leaving_from_a_start_does_not_count_that_op(graph_of):
     assert metrics.critical_path(g, s).breakdown_s == {"kernels": 1.0, "host: gaps between calls": 0.25}
 
 
+def test_gpu_dependency_lags_count_on_the_path(graph_of):
+    """A calibrated GPU dependency latency (lag on a STREAM_ORDER edge) is part of the path's length."""
+    kinds = np.array([OpKind.KERNEL, OpKind.KERNEL])
+    g = graph_of(2, [(0, 1, EdgeKind.STREAM_ORDER, Anchor.END, 0.125)], kinds=kinds)
+    s = replay(g, np.array([1.0, 2.0]))
+    cp = metrics.critical_path(g, s)
+    assert cp.breakdown_s == {"kernels": 3.0, "GPU dependency latency": 0.125}
+    assert cp.length_s == pytest.approx(metrics.end_to_end_s(g, s))
+    assert cp.op_time_s.tolist() == [2.0, 1.0]
+
+
 def test_breakdown_sums_to_replayed_end_to_end(shared_traces):
     """On a real trace the critical-path categories add up to the replayed end-to-end time."""
     r = replay_trace(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite")

@@ -71,6 +71,17 @@ def run(args: argparse.Namespace) -> int:
     unmatched = al.unmatched_summary(a, b)
     if len(unmatched):
         t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)
+    from nodecast.graph.cost import CostOptions
+    from nodecast.graph.evaluate import compare_or_reason
+
+    whole, why = compare_or_reason(args.trace_a, args.trace_b, source, target,
+                                   CostOptions(metrics=common.metrics(args), one_byte_s=given), trace_a=a, trace_b=b)
+    if whole is not None:
+        t.render(whole.table(), f"Whole run: A forecast on {target.name} (nodecast forecast's default models) "
+                 "against B as measured", {"on A": t.fmt_seconds, "actual on B": t.fmt_seconds,
+                                           "forecast on B": t.fmt_seconds, "error": lambda v: t.fmt_pct(100 * v)},
+                 console)
+    ev.notes.extend(whole.notes if whole is not None else [f"whole-run comparison not made: {why}"])
     for note in (*source.notes, *target.notes, *ev.notes):
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     if args.png:

@@ -1,12 +1,13 @@
-"""Write a ReplayResult where other tools open it: a Chrome trace and a per-op table.
+"""Write a replay or a forecast where other tools open it: a Chrome trace and a per-op table.
 
 ``write_chrome_trace``: Chrome trace-event JSON (the "JSON Array/Object
-Format" that chrome://tracing and Perfetto read) with the measured and the
-replayed timeline as two processes, side by side: one track per GPU stream
-and per host thread, complete events (``ph: "X"``) with ``ts``/``dur`` in
-microseconds after the trace's first timestamp. ``write_ops``: the per-op
-table of ``ReplayResult.ops_table`` as CSV or Parquet. Both write atomically
-(``fileio.atomic_path``).
+Format" that chrome://tracing and Perfetto read) with two timelines as two
+processes, side by side (``result.timelines()``: measured and replayed for a
+``ReplayResult``, measured on A and forecast on B for a ``ForecastResult``):
+one track per GPU stream and per host thread, complete events (``ph: "X"``)
+with ``ts``/``dur`` in microseconds after the trace's first timestamp.
+``write_ops``: the per-op table of ``result.ops_table()`` as CSV or Parquet.
+Both write atomically (``fileio.atomic_path``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from nodecast.fileio import atomic_path, check_suffix
 from nodecast.graph.opgraph import OpKind
 
 if TYPE_CHECKING:
+    from nodecast.graph.forecast import ForecastResult
     from nodecast.graph.result import ReplayResult
+
+    Result = ReplayResult | ForecastResult
 
 OPS_SUFFIXES = (".csv", ".parquet")
 
@@ -36,9 +40,10 @@ def check_trace_path(path: str | Path) -> Path:
     return check_suffix(path, (".json",), "a Chrome trace")
 
 
-def chrome_events(result: ReplayResult) -> list[dict]:
-    """Trace events of both timelines (pid 1 measured, pid 2 replayed)."""
+def chrome_events(result: Result) -> list[dict]:
+    """Trace events of the result's timelines (pid 1, 2... in the order of ``result.timelines()``)."""
     g = result.graph
+    timelines = result.timelines()
     kind, queue, device = g.ops["kind"], g.ops["queue"], g.ops["device"]
     names = [*g.names, ""]
     gpu = kind <= OpKind.MEMSET
@@ -46,7 +51,7 @@ def chrome_events(result: ReplayResult) -> list[dict]:
     track_key = np.where(gpu, device.astype(np.int64) * (1 << 40) + queue, -1 - queue)
     tracks, tid = np.unique(track_key, return_inverse=True)
     events: list[dict] = []
-    for pid, label in ((1, "measured"), (2, "replayed")):
+    for pid, (label, _) in enumerate(timelines, start=1):
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": label}})
         for t, key in enumerate(tracks):
             if key >= 0:
@@ -54,7 +59,7 @@ def chrome_events(result: ReplayResult) -> list[dict]:
             else:
                 text = f"host thread {-1 - int(key)}"
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t + 1, "args": {"name": text}})
-    for pid, schedule in ((1, result.measured), (2, result.replayed)):
+    for pid, (_, schedule) in enumerate(timelines, start=1):
         ts = schedule.start_s * 1e6
         dur = (schedule.end_s - schedule.start_s) * 1e6
         for v in range(len(g)):
@@ -68,8 +73,8 @@ def chrome_events(result: ReplayResult) -> list[dict]:
     return events
 
 
-def write_chrome_trace(result: ReplayResult, path: str | Path) -> Path:
-    """Write the measured and replayed timelines as one Chrome trace (JSON)."""
+def write_chrome_trace(result: Result, path: str | Path) -> Path:
+    """Write the result's two timelines as one Chrome trace (JSON)."""
     path = check_trace_path(path)
     doc = {"traceEvents": chrome_events(result), "displayTimeUnit": "ms",
            "otherData": {"source": result.graph.source, "origin_ns": result.graph.origin_ns}}
@@ -78,8 +83,8 @@ def write_chrome_trace(result: ReplayResult, path: str | Path) -> Path:
     return path
 
 
-def write_ops(result: ReplayResult, path: str | Path) -> Path:
-    """Write the per-op measured and replayed start/end (seconds after the origin) as CSV or Parquet."""
+def write_ops(result: Result, path: str | Path) -> Path:
+    """Write the per-op table (start/end in seconds after the origin) as CSV or Parquet."""
     path = check_ops_path(path)
     table = result.ops_table()
     with atomic_path(path) as tmp:

@@ -17,12 +17,13 @@ one):
   contributes its duration (unless the path leaves it from its start: a
   NESTING or RECORDED_OFFSET edge) and each edge its lag, summed per
   category (kernels, copies per transfer class, memsets, host API calls,
-  host gaps between calls, launch latency, sync returns).
+  host gaps between calls, launch latency, GPU dependency latency, sync
+  returns).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,7 @@ class CriticalPath:
 
     ops: np.ndarray  # int32 op indices, from the last GPU op back to a released op
     breakdown_s: dict[str, float]
+    op_time_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # time each op of ``ops`` adds to the path
 
     @property
     def length_s(self) -> float:
@@ -109,6 +111,12 @@ def _kernel() -> Any:
 
     _BACKTRACK["walk"] = walk
     return walk
+
+
+def op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
+    """Category code of every op (kernels, memsets, host API calls, sync returns, copies per
+    transfer class) and the labels the codes index (those of the critical-path breakdown)."""
+    return _op_category(graph)
 
 
 def _op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
@@ -151,21 +159,24 @@ def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> C
     counted = np.ones(k, bool)
     counted[1:] = graph.anchor[edge[:-1]] == Anchor.END
     code, labels = _op_category(graph)
-    sums = np.bincount(code[ops], weights=np.where(counted, dur, 0.0), minlength=len(labels))
+    op_time = np.where(counted, dur, 0.0)
+    sums = np.bincount(code[ops], weights=op_time, minlength=len(labels))
     breakdown = {labels[i]: float(sums[i]) for i in np.flatnonzero(sums)}
     on_edges = edge[edge >= 0]
     lag_sums = np.bincount(graph.kind[on_edges].astype(np.int64), weights=graph.lag_s[on_edges],
                            minlength=len(EdgeKind))
-    for kind_value, label in _EDGE_LABELS.items():
-        if lag_sums[kind_value]:
-            breakdown[label] = breakdown.get(label, 0.0) + float(lag_sums[kind_value])
+    for kind_value in np.flatnonzero(lag_sums):
+        # Lags on GPU-side edges (stream, engine, event, legacy-stream, graph order) are the calibrated
+        # GPU dependency latency: they lengthen the path like any other lag.
+        label = _EDGE_LABELS.get(EdgeKind(int(kind_value)), "GPU dependency latency")
+        breakdown[label] = breakdown.get(label, 0.0) + float(lag_sums[kind_value])
     last = int(ops[-1])
     rel = float(graph.ops["release_s"][last])
     if rel:
         label = "host: before the first call" if graph.ops["kind"][last] >= OpKind.API else \
             "recorded offsets (no API record)"
         breakdown[label] = breakdown.get(label, 0.0) + rel
-    return CriticalPath(ops.copy(), breakdown)
+    return CriticalPath(ops.copy(), breakdown, op_time)
 
 
 def slack_s(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> np.ndarray:

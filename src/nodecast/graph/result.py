@@ -52,6 +52,10 @@ class ReplayResult:
         """(replayed - measured) / measured GPU-busy time of a device, a fraction."""
         return _rel(self.replayed_busy_s.get(device, 0.0), self.measured_busy_s.get(device, 0.0))
 
+    def timelines(self) -> list[tuple[str, Schedule]]:
+        """The timelines a Chrome trace shows side by side: measured and replayed."""
+        return [("measured", self.measured), ("replayed", self.replayed)]
+
     def ops_table(self):  # noqa: ANN201 (pandas is imported lazily)
         """One row per op: kind, device, queue, name, measured and replayed start/end (s after origin)."""
         import pandas as pd

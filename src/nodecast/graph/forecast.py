@@ -1,0 +1,291 @@
+"""Forecast a whole application on another node: the operation graph replayed with projected costs.
+
+``forecast_trace(path, "h100-pcie-server")`` reads a trace and its host
+records, builds the OpGraph (``nodecast.graph.build``), gives every op its
+duration on the target (``nodecast.graph.cost``) and replays the graph
+(``nodecast.graph.replay``) three ways:
+
+* *measured*: the trace's own timeline, node A as recorded;
+* *replayed*: the graph with its measured durations (what the dependency
+  model alone gives on A; ``nodecast replay`` reports its fidelity);
+* *forecast*: the graph with the target's durations and lags, node B; and,
+  when a kernel model gives an interval, with the low and the high ends of
+  every op's interval. A replay only takes maxima and sums of durations, so
+  the low and high replays bound the forecast.
+
+End-to-end time (``metrics.end_to_end_s``) runs from the trace's first
+timestamp (its first API call) to the end of the last GPU op; GPU-busy
+time per device is the union of its ops' intervals. ``ForecastResult`` holds
+all of it, plus the critical paths on A (replayed) and B (forecast), the
+ops that moved the end-to-end time most, and where each op's time came
+from; ``nodecast forecast`` prints it. Everything is seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from nodecast.graph import metrics
+from nodecast.graph.cost import CostOptions, OpCosts, costs
+from nodecast.graph.opgraph import OpGraph, OpKind
+from nodecast.graph.replay import Schedule, replay
+from nodecast.graph.result import measured_schedule
+from nodecast.report.words import plural
+
+if TYPE_CHECKING:
+    from nodecast.graph.api import ApiCalls
+    from nodecast.machines.schema import Machine
+    from nodecast.traces.trace import Trace
+
+#: Labels of the three end-to-end values, as printed and in ``summary()``.
+MEASURED, REPLAYED, FORECAST = "measured on A", "replayed on A", "forecast on B"
+
+
+@dataclass
+class ForecastResult:
+    """One trace forecast on one target node (seconds throughout; see the module docstring)."""
+
+    graph: OpGraph
+    source: Machine
+    target: Machine
+    costs: OpCosts
+    measured: Schedule
+    replayed: Schedule
+    forecast: Schedule
+    low: Schedule | None
+    high: Schedule | None
+    source_path: metrics.CriticalPath
+    target_path: metrics.CriticalPath
+    notes: list[str] = field(default_factory=list)
+
+    # -- whole-program values ------------------------------------------------------------------
+    @property
+    def measured_end_to_end_s(self) -> float:
+        """First API call to last GPU op end on A, as recorded."""
+        return metrics.end_to_end_s(self.graph, self.measured)
+
+    @property
+    def replayed_end_to_end_s(self) -> float:
+        """The same, replayed on A with the measured durations."""
+        return metrics.end_to_end_s(self.graph, self.replayed)
+
+    @property
+    def end_to_end_s(self) -> float:
+        """The forecast end-to-end time on B."""
+        return metrics.end_to_end_s(self.graph, self.forecast)
+
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        """(low, high) end-to-end on B from the ops' intervals; both the forecast when no model gives one."""
+        mid = self.end_to_end_s
+        low = metrics.end_to_end_s(self.graph, self.low) if self.low is not None else mid
+        high = metrics.end_to_end_s(self.graph, self.high) if self.high is not None else mid
+        return low, high
+
+    @property
+    def speedup(self) -> float:
+        """Measured end-to-end on A over the forecast on B (> 1: B is faster)."""
+        return self.measured_end_to_end_s / self.end_to_end_s if self.end_to_end_s else float("nan")
+
+    def busy_s(self) -> dict[str, dict[int, float]]:
+        """GPU-busy time per device: measured on A, replayed on A, forecast on B."""
+        return {MEASURED: metrics.gpu_busy_s(self.graph, self.measured),
+                REPLAYED: metrics.gpu_busy_s(self.graph, self.replayed),
+                FORECAST: metrics.gpu_busy_s(self.graph, self.forecast)}
+
+    def timelines(self) -> list[tuple[str, Schedule]]:
+        """The timelines a Chrome trace shows side by side: measured on A, forecast on B."""
+        return [(f"measured on {self.source.name}", self.measured), (f"forecast on {self.target.name}",
+                                                                       self.forecast)]
+
+    # -- tables ----------------------------------------------------------------------------------
+    def categories(self) -> pd.DataFrame:
+        """GPU time per category (kernels, memsets, copies per transfer class): ops, on A, on B, models."""
+        g = self.graph
+        gpu = g.gpu_mask()
+        code, labels = metrics.op_category(g)
+        model = self.costs.model_of()
+        df = pd.DataFrame({"category": np.asarray(labels, dtype=object)[code[gpu]],
+                           "source_s": g.ops["source_dur_s"][gpu], "target_s": self.costs.duration_s[gpu],
+                           "low_s": self.costs.low_s[gpu], "high_s": self.costs.high_s[gpu], "model": model[gpu]})
+        out = df.groupby("category", sort=True).agg(
+            ops=("source_s", "size"), source_s=("source_s", "sum"), target_s=("target_s", "sum"),
+            low_s=("low_s", "sum"), high_s=("high_s", "sum"),
+            models=("model", lambda m: ", ".join(f"{k} x{v:,}" for k, v in m.value_counts().items())))
+        return out.reset_index()
+
+    def critical_paths(self) -> pd.DataFrame:
+        """Critical-path time per category on A (replayed) and on B (forecast), and the change."""
+        a, b = self.source_path.breakdown_s, self.target_path.breakdown_s
+        cats = sorted(set(a) | set(b), key=lambda c: -max(a.get(c, 0.0), b.get(c, 0.0)))
+        rows = [{"category": c, "on_a_s": a.get(c, 0.0), "on_b_s": b.get(c, 0.0)} for c in cats]
+        df = pd.DataFrame(rows, columns=["category", "on_a_s", "on_b_s"])
+        df["change_s"] = df["on_b_s"] - df["on_a_s"]
+        return df
+
+    def movers(self, top: int = 10) -> pd.DataFrame:
+        """The ops that moved the end-to-end time most: time they add to the critical path on A and on B.
+
+        Ops are grouped by category and name (every launch of one kernel
+        together); sorted by the size of the change, largest first.
+        """
+        g = self.graph
+        code, labels = metrics.op_category(g)
+        names = np.array([*g.names, ""], dtype=object)
+        frames = []
+        for side, path in (("on_a_s", self.source_path), ("on_b_s", self.target_path)):
+            frames.append(pd.DataFrame({"op": path.ops, side: path.op_time_s}))
+        both = frames[0].merge(frames[1], on="op", how="outer").fillna(0.0)
+        if both.empty:
+            return pd.DataFrame(columns=["category", "name", "ops", "on_a_s", "on_b_s", "change_s"])
+        op = both["op"].to_numpy(np.int64)
+        both["category"] = np.asarray(labels, dtype=object)[code[op]]
+        both["name"] = names[g.ops["name_id"][op]]
+        out = both.groupby(["category", "name"], sort=False).agg(
+            ops=("op", "size"), on_a_s=("on_a_s", "sum"), on_b_s=("on_b_s", "sum")).reset_index()
+        out["change_s"] = out["on_b_s"] - out["on_a_s"]
+        out = out[out["change_s"] != 0]
+        return out.reindex(out["change_s"].abs().sort_values(ascending=False).index).head(top).reset_index(drop=True)
+
+    def kept(self) -> pd.DataFrame:
+        """GPU ops no model handled (kept at their source time), by category and name."""
+        g = self.graph
+        mask = self.costs.kept(g)
+        code, labels = metrics.op_category(g)
+        names = np.array([*g.names, ""], dtype=object)
+        df = pd.DataFrame({"category": np.asarray(labels, dtype=object)[code[mask]],
+                           "name": names[g.ops["name_id"][mask]], "source_s": g.ops["source_dur_s"][mask]})
+        out = df.groupby(["category", "name"], sort=True).agg(ops=("source_s", "size"),
+                                                              source_s=("source_s", "sum")).reset_index()
+        return out.sort_values("source_s", ascending=False).reset_index(drop=True)
+
+    def ops_table(self) -> pd.DataFrame:
+        """One row per op: what it is, its model, its durations on A and B, its start/end measured and forecast."""
+        g = self.graph
+        code, labels = metrics.op_category(g)
+        names = np.array([*g.names, ""], dtype=object)
+        c = self.costs
+        return pd.DataFrame({
+            "op": np.arange(len(g)),
+            "kind": pd.Categorical.from_codes(g.ops["kind"], [k.name.lower() for k in OpKind]),
+            "category": np.asarray(labels, dtype=object)[code],
+            "device": g.ops["device"],
+            "queue": g.ops["queue"],
+            "name": names[g.ops["name_id"]],
+            "bytes": g.ops["bytes"],
+            "model": c.model_of(),
+            "source_dur_s": g.ops["source_dur_s"],
+            "target_dur_s": c.duration_s,
+            "target_low_s": c.low_s,
+            "target_high_s": c.high_s,
+            "measured_start_s": self.measured.start_s,
+            "measured_end_s": self.measured.end_s,
+            "forecast_start_s": self.forecast.start_s,
+            "forecast_end_s": self.forecast.end_s,
+        })
+
+    def summary(self, top: int = 10) -> dict[str, Any]:
+        """Every value of the result as plain Python (JSON-ready)."""
+        low, high = self.interval_s
+        busy = self.busy_s()
+        src_time = metrics.gpu_time_s(self.graph, self.graph.ops["source_dur_s"])
+        tgt_time = metrics.gpu_time_s(self.graph, self.costs.duration_s)
+
+        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                    for row in df.to_dict(orient="records")]
+
+        return {
+            "trace": self.graph.source, "format": self.graph.format, "source": self.source.name,
+            "target": self.target.name,
+            "end_to_end_s": {"measured": self.measured_end_to_end_s, "replayed": self.replayed_end_to_end_s,
+                             "forecast": self.end_to_end_s, "low": low, "high": high},
+            "gpu_busy_s": {str(d): {"measured": busy[MEASURED].get(d), "replayed": busy[REPLAYED].get(d),
+                                    "forecast": busy[FORECAST].get(d)} for d in busy[MEASURED]},
+            "gpu_time_s": {str(d): {"source": src_time[d], "forecast": tgt_time.get(d)} for d in src_time},
+            "categories": records(self.categories()),
+            "critical_path_s": {"source": self.source_path.breakdown_s, "target": self.target_path.breakdown_s},
+            "movers": records(self.movers(top)),
+            "models": records(self.costs.provenance(self.graph)),
+            "kept": records(self.kept()),
+            "model_chains": self.costs.chains,
+            "notes": self.notes,
+        }
+
+
+def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, options: CostOptions | None = None, *,
+             graph: OpGraph | None = None, copy_engines_per_direction: int | None = None) -> ForecastResult:
+    """Forecast ``trace`` (with its host records ``api``, recorded on ``source``) on ``target``.
+
+    ``graph``: the trace's OpGraph when already built (several targets share
+    one); else it is built here.
+    """
+    from nodecast.graph.build import build
+
+    if graph is None:
+        graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
+    c = costs(graph, trace, source, target, options)
+    on_b = c.apply(graph)
+    fc = replay(on_b, c.duration_s)
+    low = high = None
+    if c.has_interval:
+        low = replay(on_b, c.low_s)
+        high = replay(on_b, c.high_s)
+    replayed = replay(graph, graph.ops["source_dur_s"])
+    notes = [*source.notes, *target.notes, *graph.notes, *c.notes]
+    kept = c.kept(graph)
+    if kept.any():
+        notes.append(f"{plural(int(kept.sum()), 'GPU op')} that no model handles keep their time on A "
+                     f"({float(graph.ops['source_dur_s'][kept].sum()):.4g} s in all; listed as 'kept')")
+    return ForecastResult(
+        graph=graph, source=source, target=target, costs=c,
+        measured=measured_schedule(graph, trace, api), replayed=replayed, forecast=fc, low=low, high=high,
+        source_path=metrics.critical_path(graph, replayed), target_path=metrics.critical_path(on_b, fc),
+        notes=notes,
+    )
+
+
+def read_api_for(path: str | os.PathLike[str]) -> ApiCalls:
+    """The host records of a trace file, or of ``sample:NAME``."""
+    import importlib.resources
+
+    from nodecast.graph.api_readers import read_api
+    from nodecast.traces.load import SAMPLE_PREFIX, sample_file
+
+    text = os.fspath(path)
+    if not text.startswith(SAMPLE_PREFIX):
+        return read_api(path)
+    with importlib.resources.as_file(sample_file(text[len(SAMPLE_PREFIX):])) as file:
+        api = read_api(file)
+    api.meta.source = text
+    return api
+
+
+def read_trace_and_api(path: str | os.PathLike[str]) -> tuple[Trace, ApiCalls]:
+    """A trace file (or ``sample:NAME``) and its host records."""
+    from nodecast.traces.load import load_trace
+
+    return load_trace(path), read_api_for(path)
+
+
+def forecast_trace(path: str | os.PathLike[str], target: str | Machine, source: str | Machine | None = None,
+                   options: CostOptions | None = None, *, allow_gpu_mismatch: bool = False,
+                   copy_engines_per_direction: int | None = None) -> ForecastResult:
+    """Read a trace file and forecast it on ``target`` (a Machine, or a catalogue name, file or spec string).
+
+    ``source``: the node the trace was recorded on; None picks it from the
+    trace's GPU name (``nodecast.machines.resolve_source``), a name is
+    checked against it.
+    """
+    from nodecast.machines import load_machine, resolve_source
+
+    trace, api = read_trace_and_api(path)
+    src = source if source is not None and not isinstance(source, str) else \
+        resolve_source(trace, source, allow_gpu_mismatch)
+    tgt = load_machine(target) if isinstance(target, str) else target
+    return forecast(trace, api, src, tgt, options, copy_engines_per_direction=copy_engines_per_direction)

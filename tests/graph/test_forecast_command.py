@@ -1,0 +1,67 @@
+"""Tests for ``nodecast forecast`` (src/nodecast/commands/forecast.py): thin CLI over the forecast library."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from nodecast.cli import main
+
+VECTORADD = "nvprof_vectoradd-1M_t4.nvvp"
+
+
+def test_one_target_prints_the_forecast(shared_traces, capsys):
+    """One --to: the end-to-end table (measured, replayed, forecast), categories, critical path, provenance."""
+    assert main(["forecast", str(shared_traces / VECTORADD), "--to", "h100-pcie-server"]) == 0
+    out = capsys.readouterr().out
+    for text in ("end to end (first API call to last GPU op end)", "forecast on B", "Critical path by category",
+                 "Where each op's time on B comes from", "note: --from omitted"):
+        assert text in out
+
+
+def test_json_and_outputs(shared_traces, tmp_path, capsys):
+    """--json prints the summary; --trace writes measured and forecast timelines; -o and --table write tables."""
+    chrome, ops, table = tmp_path / "t.json", tmp_path / "ops.parquet", tmp_path / "cats.csv"
+    assert main(["forecast", str(shared_traces / VECTORADD), "--to", "titan", "--json", "--trace", str(chrome),
+                 "-o", str(ops), "--table", str(table)]) == 0
+    captured = capsys.readouterr()
+    s = json.loads(captured.out)
+    assert s["target"] == "titan" and s["end_to_end_s"]["forecast"] > 0
+    events = json.loads(chrome.read_text())["traceEvents"]
+    names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
+    assert names[0].startswith("measured on ") and names[1] == "forecast on titan"
+    assert {"forecast_start_s", "model"} <= set(pd.read_parquet(ops).columns)
+    assert "category" in pd.read_csv(table).columns
+    assert captured.err.count("wrote ") == 3
+
+
+def test_several_targets_give_one_table_and_a_chart(shared_traces, tmp_path, capsys):
+    """--to a,b with --sweep: one row per node, a chart, a table file."""
+    png, table = tmp_path / "c.png", tmp_path / "t.json"
+    assert main(["forecast", str(shared_traces / VECTORADD), "--to", "titan,summit", "--sweep", "cpu.mem_gbps=50,100",
+                 "--png", str(png), "--table", str(table), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "titan[cpu.mem_gbps=50]" in out and "summit[cpu.mem_gbps=100]" in out
+    assert png.stat().st_size > 1000
+    assert len(pd.read_json(table)) == 4
+
+
+def test_timeline_outputs_need_one_target(shared_traces, tmp_path, capsys):
+    """--trace with several targets is one line, exit 2, nothing written."""
+    out = tmp_path / "t.json"
+    assert main(["forecast", str(shared_traces / VECTORADD), "--to", "titan,summit", "--trace", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--trace" in err
+    assert not out.exists()
+
+
+def test_bad_options_are_one_line(shared_traces, tmp_path, capsys):
+    """A bad --sweep key, a bad --host-scale and an unknown machine: one line each, exit 2, no traceback."""
+    path = str(shared_traces / VECTORADD)
+    for args in (["--to", "titan", "--sweep", "link.speed=3"], ["--to", "titan", "--host-scale", "-1"],
+                 ["--to", "no-such-node"], ["--to", "titan", "-o", str(tmp_path / "x.txt")]):
+        assert main(["forecast", path, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
+    assert not list(tmp_path.iterdir())
