@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodecast.errors import InputError
+from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
 from nodecast.sim.apps import cholesky, lu
-from nodecast.sim.dag import RW, R, W, TaskGraph, load_dag
+from nodecast.sim.dag import RW, R, W, TaskGraph, initial_data, load_dag, to_json, total_flops
 
 
 def test_sequential_consistency_dependencies():
@@ -29,29 +30,30 @@ def test_sequential_consistency_dependencies():
 def test_cholesky_structure_matches_starpu():
     """Cholesky with 4 blocks has 20 tasks, StarPU's priorities and its wont_use hints."""
     g = cholesky(960 * 4)
-    assert g.n_tasks == 4 + 6 + 4 + 6
+    assert len(g) == 4 + 6 + 4 + 6
     names = g.names
+    prio = g.ops["priority"]
     assert names[:3] == ["POTRF(0)", "TRSM(1,0)", "TRSM(2,0)"]
-    assert g.priority[names.index("TRSM(1,0)")] == 5 and g.priority[names.index("TRSM(2,0)")] == 0
-    assert g.priority[names.index("SYRK(1,0)")] == 5
-    assert g.async_ok[names.index("POTRF(1)")] is False
-    assert g.size_bytes[names.index("GEMM(2,1,0)")] == 3 * 960 * 960 * 4
-    assert g.total_flops() == pytest.approx((3840**3) / 3 + 3840**2 / 2 + 3840 / 6)
-    assert len(g.wont_use) == 4 + 6
+    assert prio[names.index("TRSM(1,0)")] == 5 and prio[names.index("TRSM(2,0)")] == 0
+    assert prio[names.index("SYRK(1,0)")] == 5
+    assert not g.ops["async"][names.index("POTRF(1)")] and g.ops["async"][names.index("TRSM(1,0)")]
+    assert g.ops["size_bytes"][names.index("GEMM(2,1,0)")] == 3 * 960 * 960 * 4
+    assert total_flops(g) == pytest.approx((3840**3) / 3 + 3840**2 / 2 + 3840 / 6)
+    assert len(g.tasks.wont_use_task) == 4 + 6
 
 
 def test_cholesky_72000_has_73150_tasks():
     """The benchmark's Cholesky (75 blocks of 960) has 73 150 tasks."""
-    assert cholesky(72000).n_tasks == 73150
+    assert len(cholesky(72000)) == 73150
 
 
 def test_lu_structure_matches_starpu():
     """LU with 3 blocks: GETRF, TRSM_LL/TRSM_RU pairs, GEMMs; nominal 2n^3/3."""
     g = lu(960 * 3, precision="double")
-    assert g.n_tasks == 3 + 2 * (2 + 1) + (4 + 1)
-    assert g.kernels[g.kernel[0]] == "starpu_dlu_lu_model_getrf"
-    assert g.size_bytes[0] == 960 * 960 * 8
-    assert g.total_flops() == pytest.approx(2 * 2880**3 / 3)
+    assert len(g) == 3 + 2 * (2 + 1) + (4 + 1)
+    assert g.tasks.kernels[g.ops["kernel_id"][0]] == "starpu_dlu_lu_model_getrf"
+    assert g.ops["size_bytes"][0] == 960 * 960 * 8
+    assert total_flops(g) == pytest.approx(2 * 2880**3 / 3)
 
 
 def test_block_size_must_divide_matrix():
@@ -69,9 +71,10 @@ def _write(tmp_path, doc):
 def test_dag_file_round_trip(tmp_path):
     """A graph written in the DAG format loads back with the same tasks and dependencies."""
     g = cholesky(960 * 3)
-    g2 = load_dag(_write(tmp_path, g.to_json()))
-    assert g2.names == g.names and g2.preds == g.preds and g2.priority == g.priority
-    assert g2.total_flops() == g.total_flops() and g2.wont_use == g.wont_use
+    g2 = load_dag(_write(tmp_path, to_json(g)))
+    assert g2.names == g.names and (g2.indptr == g.indptr).all() and (g2.src == g.src).all()
+    assert (g2.ops["priority"] == g.ops["priority"]).all()
+    assert total_flops(g2) == total_flops(g) and g2.tasks.wont_use() == g.tasks.wont_use()
 
 
 def test_cyclic_dag_file_is_rejected(tmp_path):
@@ -91,7 +94,7 @@ def test_reading_unwritten_data_is_allowed_and_noted(tmp_path):
     """A task reading data nobody wrote is fine: the data starts in host memory, and a note says so."""
     doc = {"data": [{"name": "A", "size_bytes": 4}], "tasks": [{"kernel": "k", "access": [["A", "R"]]}]}
     g = load_dag(_write(tmp_path, doc))
-    assert g.initial_data() == [0]
+    assert initial_data(g) == [0]
     assert any("start valid in host memory" in n for n in g.notes)
 
 
@@ -131,7 +134,8 @@ def test_dependencies_respect_submission_order(accesses):
         g.add_task("k", [(h, m)])
     for t, preds in enumerate(g.preds):
         assert all(p < t for p in preds)
-    g.check_acyclic()
+    built = g.build()
+    assert built.order.tolist() == list(range(len(accesses)))
 
 
 def test_graph_builders_pause_the_collector_and_restore_it():
@@ -160,7 +164,7 @@ def test_graph_builders_pause_the_collector_and_restore_it():
 def _edited_cholesky(tmp_path, key: str, text: str):
     """The DAG file of a 2x2-tile Cholesky (to_json, the documented format) with top-level ``key`` set to the JSON
     ``text`` (``NaN``, ``null``... as a hand edit would write them)."""
-    doc = cholesky(960 * 2).to_json()
+    doc = to_json(cholesky(960 * 2))
     assert key in doc
     doc[key] = "__EDITED__"
     path = tmp_path / "g.json"
@@ -200,9 +204,9 @@ def test_wont_use_that_is_not_a_list_is_one_line(tmp_path, text, got):
 def test_edited_cholesky_without_edits_loads(tmp_path):
     """The file the edits start from loads, with its nominal FLOP count and its wont_use hints."""
     path = tmp_path / "g.json"
-    path.write_text(json.dumps(cholesky(960 * 2).to_json()))
+    path.write_text(json.dumps(to_json(cholesky(960 * 2))))
     g = load_dag(path)
-    assert g.nominal_flops == cholesky(960 * 2).nominal_flops > 0 and len(g.wont_use) == 3
+    assert g.tasks.nominal_flops == cholesky(960 * 2).tasks.nominal_flops > 0 and len(g.tasks.wont_use_task) == 3
 
 
 @pytest.mark.parametrize(("footprint", "reason"), [
@@ -213,9 +217,80 @@ def test_edited_cholesky_without_edits_loads(tmp_path):
 def test_footprint_must_be_a_32_bit_hex_hash(tmp_path, footprint, reason):
     """A task footprint that is negative, wider than StarPU's 32-bit hash, or not hex names the task's key (a
     negative or 33-bit footprint was accepted and could match no model entry)."""
-    doc = cholesky(960 * 2).to_json()
+    doc = to_json(cholesky(960 * 2))
     doc["tasks"][1]["footprint"] = footprint
     path = tmp_path / "g.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=rf"^{path}: tasks\[1\]\.footprint: {reason}"):
         load_dag(path)
+
+
+# -- task graphs are OpGraphs (issue 13: one graph type for traced programs and task graphs) ----------------------
+
+def test_task_graph_is_an_opgraph_with_open_placement():
+    """Cholesky is an OpGraph: one kernel op per task with device -1 (open), DATA edges from END with lag 0 that
+    match the builder's dependencies, a topological order, and the task columns and data accesses."""
+    b = TaskGraph()
+    a, c = b.add_data("A", 8), b.add_data("C", 16)
+    w0 = b.add_task("k", [(a, W)], priority=2, footprint=0x617E5FE6)
+    r1 = b.add_task("k2", [(a, R), (c, RW)], async_ok=False, flops=3.0)
+    g = b.build()
+    assert isinstance(g, OpGraph) and len(g) == 2 and g.names == b.names
+    assert (g.ops["kind"] == OpKind.KERNEL).all() and (g.ops["device"] == -1).all()
+    assert g.preds(r1) == [w0] and g.kind.tolist() == [EdgeKind.DATA] and g.anchor.tolist() == [Anchor.END]
+    assert g.lag_s.tolist() == [0.0] and g.order.tolist() == [0, 1]
+    assert g.ops["priority"].tolist() == [2, 0] and g.ops["footprint"].tolist() == [0x617E5FE6, -1]
+    assert g.ops["async"].tolist() == [True, False] and g.ops["size_bytes"].tolist() == [8, 24]
+    assert g.ops["flops"].tolist() == [0.0, 3.0] and g.tasks.kernels == ["k", "k2"]
+    assert g.tasks.accesses(r1) == [(a, R), (c, RW)] and g.tasks.succs(w0) == [r1]
+    assert g.tasks.data_bytes.tolist() == [8, 16]
+
+
+def test_successors_keep_declaration_order(tmp_path):
+    """An explicit dependency declared in the file comes after the implicit successors in the successor list
+    (the order a runtime releases them in), and is an edge of kind TASK_DEP."""
+    doc = {"data": [{"name": "A", "size_bytes": 4}, {"name": "B", "size_bytes": 4}],
+           "tasks": [{"name": "w", "kernel": "k", "access": [["A", "W"]]},
+                     {"name": "x", "kernel": "k", "access": [["B", "W"]], "deps": ["w"]},
+                     {"name": "r", "kernel": "k", "access": [["A", "R"]]}]}
+    g = load_dag(_write(tmp_path, doc))
+    assert g.tasks.succs(0) == [2, 1]
+    assert g.in_edges(1)["kind"].tolist() == [EdgeKind.TASK_DEP] and g.in_edges(2)["kind"].tolist() == [EdgeKind.DATA]
+
+
+def test_explicit_dependencies_survive_to_json(tmp_path):
+    """A DAG file's explicit deps (backward and forward) are written back by to_json and load again the same
+    (to_json dropped them: a loaded graph written back lost every explicit dependency)."""
+    doc = {"data": [{"name": "A", "size_bytes": 4}, {"name": "B", "size_bytes": 4}, {"name": "C", "size_bytes": 4}],
+           "tasks": [{"name": "a", "kernel": "k", "access": [["A", "RW"]], "deps": ["c"]},
+                     {"name": "b", "kernel": "k", "access": [["B", "RW"]], "deps": ["a"]},
+                     {"name": "c", "kernel": "k", "access": [["C", "R"]]}]}
+    g = load_dag(_write(tmp_path, doc))
+    again = load_dag(_write(tmp_path, to_json(g)))
+    assert [again.preds(t) for t in range(3)] == [g.preds(t) for t in range(3)] == [[2], [0], []]
+    assert to_json(again) == to_json(g)
+    assert g.order.tolist() == [2, 0, 1]  # c first: a waits for it
+
+
+def test_builder_refuses_additions_after_build():
+    """A built TaskGraph shares its lists with the graph: adding to it afterwards is a ValueError, building again is fine."""
+    b = TaskGraph()
+    a = b.add_data("A", 8)
+    b.add_task("k", [(a, RW)])
+    g = b.build()
+    with pytest.raises(ValueError, match="was built"):
+        b.add_task("k", [(a, R)])
+    with pytest.raises(ValueError, match="was built"):
+        b.add_data("B", 8)
+    assert len(b.build()) == len(g) == 1
+
+
+def test_extra_deps_must_name_earlier_tasks():
+    """add_task's extra_deps on a task not yet submitted is a ValueError (the dependency was never released)."""
+    b = TaskGraph()
+    a = b.add_data("A", 8)
+    t0 = b.add_task("k", [(a, R)])
+    t1 = b.add_task("k", [(a, R)], extra_deps=[t0])
+    assert b.build().preds(t1) == [t0]
+    with pytest.raises(ValueError, match="extra_deps must name earlier tasks"):
+        TaskGraph().add_task("k", [], extra_deps=[3])

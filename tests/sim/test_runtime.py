@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecast.errors import InputError
+from nodecast.graph.opgraph import OpGraph
 from nodecast.sim.apps import cholesky, lu
-from nodecast.sim.dag import RW, R, W, TaskGraph
+from nodecast.sim.dag import RW, R, W, TaskGraph, critical_path_s
 from nodecast.sim.outputs import chrome_trace
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
@@ -37,11 +38,13 @@ def run(graph, plat, models, **kw):
 
 def check_schedule(graph, res):
     """Every task ran once, after its predecessors, and no worker ran two kernels at once."""
+    if isinstance(graph, TaskGraph):
+        graph = graph.build()
     tasks = {t["task"]: t for t in res.trace["tasks"]}
-    assert len(tasks) == graph.n_tasks
-    for t in range(graph.n_tasks):
+    assert len(tasks) == len(graph)
+    for t in range(len(graph)):
         me = tasks[graph.names[t]]
-        for p in graph.preds[t]:
+        for p in graph.preds(t):
             assert tasks[graph.names[p]]["end_s"] <= me["start_s"] + 1e-12
     by_worker: dict[str, list] = {}
     for t in res.trace["tasks"]:
@@ -168,9 +171,9 @@ def test_makespan_is_at_least_the_critical_path(attila, models):
     """The makespan is never below the graph's longest path of fastest kernel durations."""
     g = lu(960 * 6)
     sim = Simulation(g, attila, models, RuntimeOptions())
-    fastest = [min(sim.type_len[sim.task_type[t]]) for t in range(g.n_tasks)]
+    fastest = [min(sim.type_len[sim.task_type[t]]) for t in range(len(g))]
     res = sim.run()
-    assert res.makespan_s >= g.critical_path_s(fastest)
+    assert res.makespan_s >= critical_path_s(g, fastest)
 
 
 def test_cm02_sharing_runs(attila, models):
@@ -194,3 +197,39 @@ def test_random_graphs_always_complete_in_order(attila, models, accesses, schedu
         g.add_task("chol_model_trsm" if a != b else "chol_model_potrf", acc, async_ok=a != b)
     res = run(g, attila, models, scheduler=scheduler)
     check_schedule(g, res)
+
+
+# -- the simulator runs OpGraphs (issue 13, phase C) --------------------------------------------------------------
+
+@pytest.mark.parametrize(("graph", "scheduler", "makespan_s", "events"), [
+    (lambda: cholesky(19200), "dmda", 2.325248368149491, 6747),
+    (lambda: lu(9600, precision="double"), "dmdar", 1.343282517464684, 2665),
+])
+def test_opgraph_runs_give_the_task_graph_results_exactly(attila, models, graph, scheduler, makespan_s, events):
+    """Cholesky 19200 (dmda) and double LU 9600 (dmdar) on attila give, to the last bit, the makespan and event count
+    the simulator gave when it ran its own TaskGraph type (recorded with nodecast at commit e2e4233)."""
+    res = run(graph(), attila, models, scheduler=scheduler, trace=False)
+    assert res.makespan_s == makespan_s and res.events == events
+
+
+def test_a_builder_runs_as_its_built_graph(attila, models):
+    """Simulation accepts a TaskGraph builder and gives the same schedule as for the OpGraph it builds."""
+    b = TaskGraph()
+    hs = [b.add_data(f"A{i}", 3686400) for i in range(3)]
+    b.add_task("chol_model_potrf", [(hs[0], RW)], async_ok=False)
+    for h in hs[1:]:
+        b.add_task("chol_model_trsm", [(hs[0], R), (h, RW)])
+    first = run(b, attila, models).trace
+    assert first == run(b.build(), attila, models).trace and len(first["tasks"]) == 3
+
+
+def test_graphs_the_simulator_cannot_run_are_refused(attila, models):
+    """A traced program's graph (no data accesses) and a task already placed on a device are ValueErrors naming why."""
+    g = cholesky(960 * 2)
+    trace_like = OpGraph(ops=g.ops, indptr=g.indptr, src=g.src, kind=g.kind, anchor=g.anchor, lag_s=g.lag_s,
+                         order=g.order, names=g.names, origin_ns=0)
+    with pytest.raises(ValueError, match="not a task graph"):
+        Simulation(trace_like, attila, models)
+    g.ops["device"][1] = 0
+    with pytest.raises(ValueError, match=r"task 'TRSM\(1,0\)' is placed on device 0"):
+        Simulation(g, attila, models)

@@ -326,12 +326,13 @@ def _kernel_times(args) -> dict[str, float]:
 
 def _check_kernel_times(args, graph) -> None:
     """A --kernel-time for a kernel the graph does not have is a typo, not a no-op."""
-    unknown = [k for k in _kernel_times(args) if k not in graph.kernels]
+    kernels = graph.tasks.kernels
+    unknown = [k for k in _kernel_times(args) if k not in kernels]
     if unknown:
         raise InputError(
-            f"no kernel {unknown[0]!r} in {graph.name}",
+            f"no kernel {unknown[0]!r} in {graph.tasks.name}",
             key="--kernel-time",
-            hint=f"Its kernels are: {', '.join(graph.kernels)}",
+            hint=f"Its kernels are: {', '.join(kernels)}",
         )
 
 

@@ -7,7 +7,7 @@ column           dtype      meaning
 ===============  =========  ============================================================
 kind             int8       ``OpKind``: KERNEL, COPY, MEMSET (GPU work), API (a host call
                             or span), WAIT (the return of a blocking call)
-device           int16      GPU index; -1 for host ops (and "open placement" later)
+device           int16      GPU index; -1 for host ops, and for tasks whose placement is open
 queue            int64      stream id for GPU ops, host thread id for host ops
 engine           int8       ``Engine`` of a copy (HTOD, DTOH, DTOD, PEER, HTOH), else NONE
 thread           int64      host thread of the op's API call (-1 if none)
@@ -34,6 +34,15 @@ when the graph is made, and a cycle is refused there.
 Times are float64 seconds relative to ``origin_ns`` (the trace's first
 timestamp, integer ns): absolute Kineto timestamps (1.7e15 ns) would lose
 sub-microsecond precision in float64.
+
+Task graphs (the simulator's Cholesky, LU and DAG files, ``nodecast.sim.dag``)
+are OpGraphs too: one KERNEL op per task, ``device`` -1 ("open": the
+simulator's scheduler places it; a recorded device >= 0 is what a trace
+replay keeps), edges of kind DATA (StarPU's implicit dependencies) and
+TASK_DEP (explicit ones), all from END with lag 0. What only tasks have is in
+``TASK_COLUMNS`` (extra op columns) and in ``OpGraph.tasks`` (a ``TaskData``:
+the data handles the tasks access, as CSR, their sizes, the successor lists in
+the order the dependencies were declared, and StarPU's eviction hints).
 """
 
 from __future__ import annotations
@@ -84,6 +93,8 @@ class EdgeKind(IntEnum):
     NESTING = 8  # a host span starts inside the span that encloses it (lag from its start)
     RECORDED_OFFSET = 9  # fallback for a GPU op without API record: recorded offset from the previous GPU op
     GRAPH_ORDER = 10  # ops of one CUDA graph launch run in recorded order (the graph's edges are not traced)
+    DATA = 11  # a task accesses data an earlier task wrote, or writes data earlier tasks read (StarPU's implicit deps)
+    TASK_DEP = 12  # an explicit dependency between tasks (a DAG file's "deps")
 
 
 class Anchor(IntEnum):
@@ -110,13 +121,104 @@ OP_COLUMNS: dict[str, np.dtype[Any]] = {
 }
 
 
+#: Extra op columns of a task graph (name -> dtype); present only when ``OpGraph.tasks`` is set.
+TASK_COLUMNS: dict[str, np.dtype[Any]] = {
+    "kernel_id": np.dtype(np.int32),  # index into TaskData.kernels (the performance model's symbol)
+    "priority": np.dtype(np.int32),  # StarPU priority, higher runs first
+    "footprint": np.dtype(np.int64),  # StarPU footprint hash (32 bits), -1 when none is given
+    "async": np.dtype(np.bool_),  # a GPU may queue the kernel while the previous one runs
+    "size_bytes": np.dtype(np.int64),  # the size that selects the performance model's entry, bytes
+}
+
+#: Access modes of ``TaskData.access_mode`` (bit flags, as StarPU's STARPU_R / STARPU_W / STARPU_RW).
+ACCESS_R, ACCESS_W, ACCESS_RW = 1, 2, 3
+
+
+@dataclass
+class TaskData:
+    """What a task graph adds to its ops: the data handles its tasks access, and how they were submitted.
+
+    Handles: ``data_names`` and ``data_bytes`` (int64, bytes). Accesses of
+    task ``t``: ``access_handle[access_ptr[t]:access_ptr[t+1]]`` (int32
+    handle ids) with ``access_mode`` (int8, ``ACCESS_R``/``W``/``RW``), in the
+    order the task names them. Successors of ``t``:
+    ``succ[succ_ptr[t]:succ_ptr[t+1]]`` (int32), in the order the
+    dependencies were declared: a runtime releases them in that order.
+    ``wont_use_task``/``wont_use_handle`` (int32): after submitting task
+    ``wont_use_task[i]``, the application called StarPU's
+    ``starpu_data_wont_use(wont_use_handle[i])``, in the order they were made.
+    ``nominal_flops``: the application's operation count when it states
+    one (else the sum of the tasks' FLOPs counts).
+    """
+
+    name: str
+    kernels: list[str]
+    data_names: list[str]
+    data_bytes: np.ndarray
+    access_ptr: np.ndarray
+    access_handle: np.ndarray
+    access_mode: np.ndarray
+    succ_ptr: np.ndarray
+    succ: np.ndarray
+    wont_use_task: np.ndarray
+    wont_use_handle: np.ndarray
+    nominal_flops: float | None = None
+    #: (handles, modes, successors) per task as tuples and lists, made on first use
+    #: (or handed over by the builder); the arrays above are the data, this is a view.
+    runtime_lists: tuple[list[tuple[int, ...]], list[tuple[int, ...]], list[list[int]]] | None = field(
+        default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # NOTE: the list view is rebuilt where it is used, not shipped (Dask sends graphs to workers).
+        return {**self.__dict__, "runtime_lists": None}
+
+    def as_lists(self) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], list[list[int]]]:
+        """Per task: the handles (tuple), the modes (tuple) and the successors (list), as Python ints.
+
+        A simulator walks these tens of thousands of times per run; they are
+        made once from the arrays (and kept), or handed over by the builder
+        that made them. Treat both as read-only.
+        """
+        if self.runtime_lists is None:
+            ptr, hs, ms = self.access_ptr.tolist(), self.access_handle.tolist(), self.access_mode.tolist()
+            bounds = list(zip(ptr[:-1], ptr[1:]))
+            sp, sc = self.succ_ptr.tolist(), self.succ.tolist()
+            self.runtime_lists = ([tuple(hs[a:b]) for a, b in bounds], [tuple(ms[a:b]) for a, b in bounds],
+                                  [sc[a:b] for a, b in zip(sp[:-1], sp[1:])])
+        return self.runtime_lists
+
+    @property
+    def n_data(self) -> int:
+        """Number of data handles."""
+        return len(self.data_names)
+
+    def accesses(self, t: int) -> list[tuple[int, int]]:
+        """The (handle, mode) pairs task ``t`` accesses, in its order."""
+        lo, hi = int(self.access_ptr[t]), int(self.access_ptr[t + 1])
+        return list(zip(self.access_handle[lo:hi].tolist(), self.access_mode[lo:hi].tolist(), strict=True))
+
+    def succs(self, t: int) -> list[int]:
+        """Tasks that wait for task ``t``, in declaration order."""
+        return self.succ[int(self.succ_ptr[t]):int(self.succ_ptr[t + 1])].tolist()
+
+    def wont_use(self) -> list[tuple[int, int]]:
+        """The eviction hints as (task, handle) pairs, in the order they were made."""
+        return list(zip(self.wont_use_task.tolist(), self.wont_use_handle.tolist(), strict=True))
+
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return int(sum(a.nbytes for a in (self.data_bytes, self.access_ptr, self.access_handle, self.access_mode,
+                                          self.succ_ptr, self.succ, self.wont_use_task, self.wont_use_handle)))
+
+
 @dataclass
 class OpGraph:
     """Ops and CSR in-edges (see the module docstring); build one with ``build.build_graph``.
 
     ``params`` records the calibrated values the builder used (launch
     latency per op class in seconds, copy engines per device); ``notes``
-    every assumption it made.
+    every assumption it made. ``tasks`` is set on task graphs only (see the
+    module docstring; ``ops`` then also holds ``TASK_COLUMNS``).
     """
 
     ops: dict[str, np.ndarray]
@@ -133,6 +235,7 @@ class OpGraph:
     gpus: dict[int, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tasks: TaskData | None = None
 
     def __len__(self) -> int:
         return len(self.ops["kind"])
@@ -150,6 +253,10 @@ class OpGraph:
         """Boolean mask of GPU ops (kernels, copies, memsets)."""
         return self.ops["kind"] <= OpKind.MEMSET
 
+    def preds(self, v: int) -> list[int]:
+        """The ops ``v`` waits for (sources of its in-edges, in CSR order)."""
+        return self.src[int(self.indptr[v]):int(self.indptr[v + 1])].tolist()
+
     def in_edges(self, v: int) -> dict[str, np.ndarray]:
         """The in-edges of op ``v`` (for inspection and tests)."""
         lo, hi = int(self.indptr[v]), int(self.indptr[v + 1])
@@ -163,7 +270,7 @@ class OpGraph:
     def nbytes(self) -> int:
         """Bytes held by the graph's arrays."""
         arrays = [*self.ops.values(), self.indptr, self.src, self.kind, self.anchor, self.lag_s, self.order]
-        return int(sum(a.nbytes for a in arrays))
+        return int(sum(a.nbytes for a in arrays)) + (self.tasks.nbytes() if self.tasks is not None else 0)
 
     def counts(self) -> dict[str, int]:
         """Number of ops per OpKind and edges per EdgeKind (``op:kernel``, ``edge:launch``...)."""

@@ -14,7 +14,7 @@ Modules (one concern each):
 ``starpu_files``  readers of StarPU's platform XML, bus matrices and history-based models
 ``perfmodel``     kernel durations (mean, normal or irregular-histogram sampling) and the provider hook
 ``kernel_roofline`` roofline-projected times for GPU kernels without a model (``--roofline-missing``)
-``dag``           task graphs with StarPU's implicit dependencies; the DAG JSON format
+``dag``           task graphs with StarPU's implicit dependencies (a builder; graphs are ``nodecast.graph.OpGraph``); the DAG JSON format
 ``apps``          tiled Cholesky and LU as StarPU 1.4's examples submit them
 ``memory``        GPU memory bookkeeping (chunks, LRU, cache, dirty counts)
 ``schedulers``    eager, random, ws/lws, dmda, dmdar, dmdas, heft

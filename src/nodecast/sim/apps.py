@@ -2,7 +2,7 @@
 
 Both reproduce the task and data structure of StarPU 1.4's examples, in
 submission order, so that implicit dependencies, priorities and eviction hints
-are the ones StarPU sees:
+are the ones StarPU sees, and return the graph as an OpGraph (``TaskGraph.build``):
 
 * ``cholesky``: ``examples/cholesky/cholesky_implicit.c`` (single precision):
   for each k, POTRF(k,k); TRSM(m,k) for m > k; ``wont_use(A[k][k])``; then for
@@ -26,6 +26,7 @@ other kernels may be queued on the device while the previous one runs.
 from __future__ import annotations
 
 from nodecast.errors import InputError
+from nodecast.graph.opgraph import OpGraph
 from nodecast.sim.dag import RW, R, TaskGraph, paused_gc
 
 STARPU_MAX_PRIO = 5
@@ -95,8 +96,8 @@ def flops_gemm(m: float, n: float, k: float) -> float:
 
 
 @paused_gc()
-def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
-    """Tiled Cholesky (lower), as StarPU's ``cholesky_implicit``; raises InputError when the block does not divide."""
+def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> OpGraph:
+    """Tiled Cholesky (lower), as StarPU's ``cholesky_implicit``, as an OpGraph; InputError when the block does not divide."""
     nb = _blocks(matrix_size, block_size, "cholesky")
     esize = _elem(precision)
     tile = block_size * block_size * esize
@@ -142,12 +143,12 @@ def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "singl
                 )
             g.add_wont_use(a[n, k])
     g.nominal_flops = flops_potrf(float(matrix_size))
-    return g
+    return g.build()
 
 
 @paused_gc()
-def lu(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> TaskGraph:
-    """Tiled LU without pivoting, as StarPU's ``lu_implicit_example_{float,double}``."""
+def lu(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> OpGraph:
+    """Tiled LU without pivoting, as StarPU's ``lu_implicit_example_{float,double}``, as an OpGraph."""
     nb = _blocks(matrix_size, block_size, "lu")
     esize = _elem(precision)
     tile = block_size * block_size * esize
@@ -188,7 +189,7 @@ def lu(matrix_size: int, block_size: int = 960, *, precision: str = "single", pr
             g.add_wont_use(a[k, i])
             g.add_wont_use(a[i, k])
     g.nominal_flops = 2.0 * float(matrix_size) ** 3 / 3.0
-    return g
+    return g.build()
 
 
 APPS = {"cholesky": cholesky, "lu": lu}

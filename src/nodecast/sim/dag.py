@@ -1,6 +1,6 @@
 """Task graphs: tasks that access data handles, with StarPU's implicit dependencies.
 
-A ``TaskGraph`` is built the way a StarPU application submits work
+A task graph is built the way a StarPU application submits work
 (Stanisic et al., section 3): tasks are added in *submission order*, each
 naming the data handles it accesses and how (``R``, ``W``, ``RW``).
 Dependencies follow sequential consistency of data accesses, as in StarPU's
@@ -13,8 +13,15 @@ which is an error.
 Data that a task reads before any task wrote it is *initial data*: it starts
 valid in host memory (node 0), like a matrix registered from RAM in StarPU.
 
-Storage is columnar (plain lists indexed by task id) because the simulator
-walks it tens of thousands of times per run.
+``TaskGraph`` is the builder (plain lists, appended to tens of thousands of
+times per graph); ``TaskGraph.build()`` returns the graph as an
+``nodecast.graph.OpGraph``, the one columnar type nodecast uses for traced
+programs and task graphs alike: one KERNEL op per task with ``device`` -1
+(open placement: the simulator's scheduler decides), DATA and TASK_DEP
+edges, the task columns (kernel, priority, footprint, async, model size) and
+a ``TaskData`` with the data accesses, sizes, successor lists and eviction
+hints (``nodecast.graph.opgraph``). ``cholesky``, ``lu`` and ``load_dag``
+return OpGraphs; ``nodecast.sim.Simulation`` runs one.
 
 DAG file format (JSON, ``format: "nodecast-dag"``, ``version: 1``)::
 
@@ -38,12 +45,14 @@ DAG file format (JSON, ``format: "nodecast-dag"``, ``version: 1``)::
 
 Tasks are submitted in file order. ``kernel`` names the StarPU performance
 model symbol (``<kernel>.<machine>`` in the codelets folder). ``size_bytes``
-(or ``footprint``) selects the model's entry.
+(or ``footprint``) selects the model's entry. ``to_json`` writes a graph in
+this format, explicit dependencies included.
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import math
 from collections import deque
@@ -51,7 +60,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from nodecast.errors import InputError
+from nodecast.graph.opgraph import OP_COLUMNS, TASK_COLUMNS, Anchor, EdgeKind, OpGraph, OpKind, TaskData
 from nodecast.values import as_float, as_int, json_kind
 
 R, W, RW = 1, 2, 3
@@ -59,6 +71,8 @@ MODES = {"R": R, "W": W, "RW": RW, "STARPU_R": R, "STARPU_W": W, "STARPU_RW": RW
 MODE_NAMES = {R: "R", W: "W", RW: "RW"}
 #: largest data handle (bytes): 1 PiB, beyond any node's memory
 MAX_DATA_BYTES = 1 << 50
+#: ``OpGraph.format`` of task graphs
+TASK_GRAPH_FORMAT = "task-graph"
 
 
 @contextmanager
@@ -82,14 +96,16 @@ def paused_gc():
 
 @dataclass
 class TaskGraph:
-    """Tasks in submission order, the data handles they access, and their dependencies.
+    """Builder of a task graph: tasks in submission order, the data they access, their dependencies.
 
     Per-task lists (index = task id): ``kernel`` (index into ``kernels``),
     ``handles`` and ``modes`` (tuples), ``flops``, ``priority``, ``size_bytes``
     (the model footprint size), ``footprint`` (hash or None), ``async_ok``,
-    ``preds`` and ``succs`` (task ids), ``names``. Per-handle lists:
-    ``data_names``, ``data_bytes``. ``wont_use`` holds ``(task, handle)``: after
-    ``task`` was submitted, StarPU's ``starpu_data_wont_use(handle)`` was called.
+    ``preds`` (task ids: implicit dependencies, then explicit ones in
+    declaration order), ``succs`` (in declaration order), ``names``.
+    Per-handle lists: ``data_names``, ``data_bytes``. ``wont_use`` holds ``(task, handle)``: after ``task`` was
+    submitted, StarPU's ``starpu_data_wont_use(handle)`` was called.
+    ``build()`` returns the graph as an OpGraph (see the module docstring).
     """
 
     name: str = "dag"
@@ -114,6 +130,11 @@ class TaskGraph:
     _data_index: dict[str, int] = field(default_factory=dict, repr=False)
     _last_writer: list[int] = field(default_factory=list, repr=False)
     _readers: list[list[int]] = field(default_factory=list, repr=False)
+    # explicit dependencies (task, dep) in declaration order: the order a runtime releases successors in
+    _explicit: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    _flat_handles: list[int] = field(default_factory=list, repr=False)
+    _flat_modes: list[int] = field(default_factory=list, repr=False)
+    _flat_preds: list[int] = field(default_factory=list, repr=False)  # implicit dependencies, task by task
 
     @property
     def n_tasks(self) -> int:
@@ -155,8 +176,13 @@ class TaskGraph:
     ) -> int:
         """Submit a task that accesses ``access`` = [(handle id, mode)]; returns its id.
 
-        Dependencies on earlier tasks are derived by sequential consistency.
+        Dependencies on earlier tasks are derived by sequential consistency;
+        ``extra_deps`` are explicit dependencies on earlier tasks (as
+        ``link_forward``); ValueError for one that names no earlier task.
         """
+        if extra_deps and any(not 0 <= d < len(self.kernel) for d in extra_deps):
+            msg = f"extra_deps must name earlier tasks (got {list(extra_deps)}); use link_forward for later ones"
+            raise ValueError(msg)
         tid = len(self.kernel)
         k = self._kernel_index.get(kernel)
         if k is None:
@@ -186,10 +212,9 @@ class TaskGraph:
                 if last >= 0:
                     preds.append(last)
                 readers_of[hid].append(tid)
-        if extra_deps:
-            preds.extend(extra_deps)
-        # NOTE: a set answers "all distinct?" cheaper than rebuilding the list;
-        # the list is only rebuilt (same result) when it has a duplicate or ``tid``.
+        # NOTE: a set answers "all distinct?" cheaper than rebuilding the list; the list is
+        # only rebuilt (same result) when it has a duplicate or ``tid`` (a task that names a
+        # handle twice, written first, reads its own write).
         if (len(preds) > 1 or tid in preds) and (tid in preds or len(set(preds)) != len(preds)):
             preds = [d for d in dict.fromkeys(preds) if d != tid]
         self.names.append(name if name is not None else f"{kernel}#{tid}")
@@ -200,6 +225,10 @@ class TaskGraph:
             hs = ms = ()
         self.handles.append(hs)
         self.modes.append(ms)
+        # NOTE: flat copies for build(): one C-level extend here is cheaper than flattening later.
+        self._flat_handles.extend(hs)
+        self._flat_modes.extend(ms)
+        self._flat_preds.extend(preds)
         self.flops.append(float(flops))
         self.priority.append(int(priority))
         self.size_bytes.append(size_bytes if size_bytes is not None else total)
@@ -209,8 +238,10 @@ class TaskGraph:
         self.succs.append([])
         succs = self.succs
         for d in preds:
-            if d < tid:
-                succs[d].append(tid)
+            succs[d].append(tid)
+        if extra_deps:
+            for d in extra_deps:
+                self.link_forward(tid, d)
         return tid
 
     def add_wont_use(self, handle: int) -> None:
@@ -218,87 +249,125 @@ class TaskGraph:
         self.wont_use.append((len(self.kernel) - 1, handle))
 
     def link_forward(self, task: int, dep: int) -> None:
-        """Add an explicit dependency of ``task`` on ``dep`` (possibly a later task)."""
+        """Add an explicit dependency of ``task`` on ``dep`` (possibly a later task; on itself: a cycle ``build`` refuses)."""
         if dep not in self.preds[task]:
             self.preds[task].append(dep)
             self.succs[dep].append(task)
+            self._explicit.append((task, dep))
 
-    def check_acyclic(self, path: str | Path | None = None) -> None:
-        """Raise InputError naming tasks on a cycle when the graph is not a DAG."""
-        indeg = [len(p) for p in self.preds]
-        queue = deque(i for i, d in enumerate(indeg) if d == 0)
-        seen = 0
-        while queue:
-            t = queue.popleft()
-            seen += 1
-            for s in self.succs[t]:
-                indeg[s] -= 1
-                if indeg[s] == 0:
-                    queue.append(s)
-        if seen != self.n_tasks:
-            stuck = [i for i, d in enumerate(indeg) if d > 0]
-            cycle = _find_cycle(self, stuck)
-            names = " -> ".join(self.names[i] for i in cycle)
-            raise InputError(f"the task graph has a cycle: {names}", path=path, key="tasks", hint="Remove a dependency")
+    def build(self, path: str | Path | None = None) -> OpGraph:
+        """The graph as an OpGraph (see the module docstring). Build as often as needed; add nothing afterwards.
 
-    def initial_data(self) -> list[int]:
-        """Handles some task reads before any task writes them (they start in host memory)."""
-        written: set[int] = set()
-        out: dict[int, None] = {}
-        for hs, ms in zip(self.handles, self.modes, strict=True):
-            for h, m in zip(hs, ms, strict=True):
-                if m & R and h not in written:
-                    out[h] = None
-            for h, m in zip(hs, ms, strict=True):
-                if m & W:
-                    written.add(h)
-        return list(out)
+        Raises InputError naming tasks on a cycle (``path``: the file the
+        graph came from, for the message).
+        """
+        n = self.n_tasks
+        chain = itertools.chain.from_iterable
+        indptr = _offsets(self.preds, n)
+        m = int(indptr[-1])
+        if self._explicit:
+            src = np.fromiter(chain(self.preds), np.int32, count=m)
+        else:
+            src = np.array(self._flat_preds, np.int32)
+        kind = np.full(m, EdgeKind.DATA, np.int8)
+        if self._explicit:
+            # explicit dependencies are the last ones of their task's list
+            per_task: dict[int, int] = {}
+            for t, _ in self._explicit:
+                per_task[t] = per_task.get(t, 0) + 1
+            for t, c in per_task.items():
+                kind[int(indptr[t + 1]) - c:int(indptr[t + 1])] = EdgeKind.TASK_DEP
+        succ_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=succ_ptr[1:])
+        if self._explicit:
+            succ = np.fromiter(chain(self.succs), np.int32, count=m)
+        else:
+            # every successor list is in submission order: a stable sort of the edges by source
+            dst = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+            succ = dst[np.argsort(src, kind="stable")]
+        if self._explicit and any(t <= d for t, d in self._explicit):
+            order = _task_order(n, indptr, src, succ_ptr, succ, self.names, path)
+        else:
+            order = np.arange(n, dtype=np.int32)  # every dependency points back: submission order is topological
+        ops = {name: np.zeros(n, dtype) for name, dtype in OP_COLUMNS.items()}
+        ops["kind"][:] = OpKind.KERNEL
+        ops["device"][:] = -1  # open placement: the simulator's scheduler decides
+        ops["queue"][:] = -1
+        ops["thread"][:] = -1
+        ops["flops"] = np.array(self.flops, np.float64)
+        ops["name_id"] = np.arange(n, dtype=np.int32)
+        ops["trace_row"][:] = -1
+        ops["source_dur_s"][:] = np.nan  # nothing measured
+        ops["kernel_id"] = np.array(self.kernel, TASK_COLUMNS["kernel_id"])
+        ops["priority"] = np.array(self.priority, TASK_COLUMNS["priority"])
+        ops["footprint"] = np.array([-1 if f is None else f for f in self.footprint], TASK_COLUMNS["footprint"])
+        ops["async"] = np.array(self.async_ok, TASK_COLUMNS["async"])
+        ops["size_bytes"] = np.array(self.size_bytes, TASK_COLUMNS["size_bytes"])
+        access_ptr = _offsets(self.handles, n)
+        wu = np.array(self.wont_use, np.int32).reshape(-1, 2)
+        tasks = TaskData(
+            name=self.name, kernels=list(self.kernels), data_names=list(self.data_names),
+            data_bytes=np.array(self.data_bytes, np.int64), access_ptr=access_ptr,
+            access_handle=np.array(self._flat_handles, np.int32), access_mode=np.array(self._flat_modes, np.int8),
+            succ_ptr=succ_ptr, succ=succ,
+            wont_use_task=wu[:, 0].copy(), wont_use_handle=wu[:, 1].copy(), nominal_flops=self.nominal_flops,
+        )
+        # NOTE: the runtime walks these as tuples and lists; the builder made them already, so
+        # they are handed over (not copied: the builder refuses additions from now on).
+        tasks.runtime_lists = (self.handles, self.modes, self.succs)
+        # NOTE: instance attributes shadow the adding methods (no per-call check in add_task)
+        self.add_data = self.add_task = self.add_wont_use = self.link_forward = _refuse_after_build
+        return OpGraph(ops=ops, indptr=indptr, src=src, kind=kind, anchor=np.full(m, Anchor.END, np.int8),
+                       lag_s=np.zeros(m), order=order, names=list(self.names), origin_ns=0,
+                       source=str(path) if path is not None else "", format=TASK_GRAPH_FORMAT,
+                       notes=list(self.notes), tasks=tasks)
+
+    def to_json(self) -> dict:
+        """The graph in the DAG file format (``to_json(self.build())``)."""
+        return to_json(self.build())
 
     def total_flops(self) -> float:
         """The nominal operation count (the application's formula) when set, else the sum over tasks."""
         return self.nominal_flops if self.nominal_flops is not None else sum(self.flops)
 
-    def critical_path_s(self, duration_s: list[float]) -> float:
-        """Longest path through the graph with the given per-task durations (no transfers)."""
-        finish = [0.0] * self.n_tasks
-        for t in range(self.n_tasks):
-            start = max((finish[p] for p in self.preds[t]), default=0.0)
-            finish[t] = start + duration_s[t]
-        return max(finish, default=0.0)
 
-    def to_json(self) -> dict:
-        """The graph in the DAG file format (see the module docstring)."""
-        tasks = []
-        for t in range(self.n_tasks):
-            item = {
-                "name": self.names[t],
-                "kernel": self.kernels[self.kernel[t]],
-                "access": [[self.data_names[h], MODE_NAMES[m]] for h, m in zip(self.handles[t], self.modes[t], strict=True)],
-                "flops": self.flops[t],
-                "priority": self.priority[t],
-                "size_bytes": self.size_bytes[t],
-            }
-            if self.footprint[t] is not None:
-                item["footprint"] = f"{self.footprint[t]:08x}"
-            if not self.async_ok[t]:
-                item["async"] = False
-            tasks.append(item)
-        out = {
-            "format": "nodecast-dag",
-            "version": 1,
-            "name": self.name,
-            "data": [{"name": n, "size_bytes": b} for n, b in zip(self.data_names, self.data_bytes, strict=True)],
-            "tasks": tasks,
-        }
-        if self.wont_use:
-            out["wont_use"] = [{"after": self.names[t], "data": self.data_names[h]} for t, h in self.wont_use]
-        if self.nominal_flops is not None:
-            out["nominal_flops"] = self.nominal_flops
-        return out
+def _refuse_after_build(*_args, **_kwargs) -> None:
+    msg = "this TaskGraph was built (its graph shares the builder's lists); start a new TaskGraph to add to it"
+    raise ValueError(msg)
 
 
-def _find_cycle(graph: TaskGraph, stuck: list[int]) -> list[int]:
-    """A cycle among ``stuck`` tasks (those a topological sort could not place)."""
+def _offsets(lists: list, n: int) -> np.ndarray:
+    """CSR offsets (int64, n + 1) of ``n`` sequences."""
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, lists), np.int64, count=n), out=out[1:])
+    return out
+
+
+def _task_order(n: int, indptr: np.ndarray, src: np.ndarray, succ_ptr: np.ndarray, succ: np.ndarray,
+                names: list[str], path: str | Path | None) -> np.ndarray:
+    """A topological order (Kahn's algorithm, sources in submission order); InputError naming a cycle."""
+    indeg = np.diff(indptr).tolist()
+    sp, sc = succ_ptr.tolist(), succ.tolist()
+    queue = deque(i for i, d in enumerate(indeg) if d == 0)
+    order: list[int] = []
+    while queue:
+        t = queue.popleft()
+        order.append(t)
+        for s in sc[sp[t]:sp[t + 1]]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                queue.append(s)
+    if len(order) != n:
+        stuck = [i for i, d in enumerate(indeg) if d > 0]
+        src_l, ptr = src.tolist(), indptr.tolist()
+        cycle = _find_cycle(lambda t: src_l[ptr[t]:ptr[t + 1]], stuck)
+        text = " -> ".join(names[i] for i in cycle)
+        raise InputError(f"the task graph has a cycle: {text}", path=path, key="tasks", hint="Remove a dependency")
+    return np.array(order, np.int32)
+
+
+def _find_cycle(preds_of, stuck: list[int]) -> list[int]:
+    """A cycle among ``stuck`` tasks (those a topological sort could not place); ``preds_of(t)`` lists t's."""
     stuck_set = set(stuck)
     start = stuck[0]
     seen: dict[int, int] = {}
@@ -307,14 +376,98 @@ def _find_cycle(graph: TaskGraph, stuck: list[int]) -> list[int]:
     while node not in seen:
         seen[node] = len(path)
         path.append(node)
-        node = next(p for p in graph.preds[node] if p in stuck_set)
+        node = next(p for p in preds_of(node) if p in stuck_set)
     cycle = path[seen[node] :] + [node]
     return list(reversed(cycle))
 
 
+def task_data(graph: OpGraph) -> TaskData:
+    """``graph.tasks``, or ValueError when ``graph`` is not a task graph (a traced program's graph)."""
+    if graph.tasks is None:
+        msg = (f"{graph!r} is not a task graph (it has no data accesses); a traced program's graph is replayed "
+               "with nodecast.graph.replay")
+        raise ValueError(msg)
+    return graph.tasks
+
+
+def initial_data(graph: OpGraph) -> list[int]:
+    """Handles some task reads before any task writes them (they start in host memory), in order of first read.
+
+    A task's reads come before its own writes (an RW access of an unwritten handle reads initial data).
+    """
+    td = task_data(graph)
+    task = np.repeat(np.arange(len(graph)), np.diff(td.access_ptr))
+    big = len(graph)
+    first_write = np.full(td.n_data, big, np.int64)
+    wr = (td.access_mode & W) != 0
+    np.minimum.at(first_write, td.access_handle[wr], task[wr])
+    rd = np.flatnonzero((td.access_mode & R) != 0)
+    reads_initial = rd[task[rd] <= first_write[td.access_handle[rd]]]
+    handles, first = np.unique(td.access_handle[reads_initial], return_index=True)
+    return handles[np.argsort(first, kind="stable")].tolist()
+
+
+def total_flops(graph: OpGraph) -> float:
+    """The nominal operation count (the application's formula) when set, else the sum over tasks."""
+    td = task_data(graph)
+    # NOTE: Python's left-to-right sum, as the builder's list sum was (numpy's pairwise sum rounds differently).
+    return td.nominal_flops if td.nominal_flops is not None else sum(graph.ops["flops"].tolist())
+
+
+def critical_path_s(graph: OpGraph, duration_s: list[float]) -> float:
+    """Longest path through the graph with the given per-task durations (seconds; no transfers)."""
+    finish = [0.0] * len(graph)
+    ptr, src = graph.indptr.tolist(), graph.src.tolist()
+    for t in graph.order.tolist():
+        start = max((finish[p] for p in src[ptr[t]:ptr[t + 1]]), default=0.0)
+        finish[t] = start + duration_s[t]
+    return max(finish, default=0.0)
+
+
+def to_json(graph: OpGraph) -> dict:
+    """The task graph in the DAG file format (see the module docstring), explicit dependencies included."""
+    td = task_data(graph)
+    names, data_names, kernels = graph.names, td.data_names, td.kernels
+    ops = graph.ops
+    kernel, flops, prio = ops["kernel_id"].tolist(), ops["flops"].tolist(), ops["priority"].tolist()
+    size, fp, async_ok = ops["size_bytes"].tolist(), ops["footprint"].tolist(), ops["async"].tolist()
+    ptr, handle, mode = td.access_ptr.tolist(), td.access_handle.tolist(), td.access_mode.tolist()
+    eptr, esrc, ekind = graph.indptr.tolist(), graph.src.tolist(), graph.kind.tolist()
+    tasks = []
+    for t in range(len(graph)):
+        item = {
+            "name": names[t],
+            "kernel": kernels[kernel[t]],
+            "access": [[data_names[h], MODE_NAMES[m]] for h, m in zip(handle[ptr[t]:ptr[t + 1]], mode[ptr[t]:ptr[t + 1]], strict=True)],
+            "flops": flops[t],
+            "priority": prio[t],
+            "size_bytes": size[t],
+        }
+        if fp[t] >= 0:
+            item["footprint"] = f"{fp[t]:08x}"
+        if not async_ok[t]:
+            item["async"] = False
+        deps = [names[esrc[e]] for e in range(eptr[t], eptr[t + 1]) if ekind[e] == EdgeKind.TASK_DEP]
+        if deps:
+            item["deps"] = deps
+        tasks.append(item)
+    out = {
+        "format": "nodecast-dag",
+        "version": 1,
+        "name": td.name,
+        "data": [{"name": n, "size_bytes": b} for n, b in zip(data_names, td.data_bytes.tolist(), strict=True)],
+        "tasks": tasks,
+    }
+    if len(td.wont_use_task):
+        out["wont_use"] = [{"after": names[t], "data": data_names[h]} for t, h in td.wont_use()]
+    if td.nominal_flops is not None:
+        out["nominal_flops"] = td.nominal_flops
+    return out
+
+
 @paused_gc()
-def load_dag(path: str | Path) -> TaskGraph:
-    """Read a DAG file (see the module docstring). Raises InputError naming the file and key of any problem."""
+def load_dag(path: str | Path) -> OpGraph:
+    """Read a DAG file (see the module docstring) into an OpGraph. Raises InputError naming the file and key of any problem."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -427,10 +580,10 @@ def load_dag(path: str | Path) -> TaskGraph:
             doc["nominal_flops"], path=path, field="nominal_flops", ge=0.0, text=False,
             hint="Give the application's operation count as a JSON number >= 0, or leave it out",
         )
-    graph.check_acyclic(path)
-    initial = graph.initial_data()
+    out = graph.build(path)
+    initial = initial_data(out)
     if initial:
-        graph.notes.append(
+        out.notes.append(
             f"{len(initial)} data handle(s) are read before any task writes them; they start valid in host memory"
         )
-    return graph
+    return out

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecast.fileio import atomic_path
+from nodecast.sim.dag import total_flops
 
 if TYPE_CHECKING:
     from nodecast.sim.runtime import Simulation
@@ -141,15 +142,15 @@ class SimResult:
         }
         trace = None
         if opt.trace:
-            g = sim.graph
+            names, kernels, kernel, data_names = sim.graph.names, sim.tasks.kernels, sim.task_kernel, sim.tasks.data_names
             trace = {
                 "tasks": [
-                    {"task": g.names[t], "kernel": g.kernels[g.kernel[t]], "worker": sim.workers[w].name, "start_s": a, "end_s": b}
+                    {"task": names[t], "kernel": kernels[kernel[t]], "worker": sim.workers[w].name, "start_s": a, "end_s": b}
                     for t, w, a, b in sim.trace_tasks
                 ],
                 "transfers": [
                     {
-                        "data": g.data_names[h],
+                        "data": data_names[h],
                         "src": plat.node_names[s],
                         "dst": plat.node_names[d],
                         "bytes": size,
@@ -158,18 +159,18 @@ class SimResult:
                     }
                     for h, s, d, size, a, b in sim.trace_hops
                 ],
-                "evictions": [{"time_s": t, "node": plat.node_names[n], "data": g.data_names[h]} for t, n, h, _ in sim.trace_evictions],
+                "evictions": [{"time_s": t, "node": plat.node_names[n], "data": data_names[h]} for t, n, h, _ in sim.trace_evictions],
             }
         notes = list(dict.fromkeys(sim.notes))
         if sim.dropped_prefetches:
             notes.append(f"{sim.dropped_prefetches} prefetch attempt(s) postponed for lack of GPU memory")
         return cls(
-            app=sim.graph.name,
+            app=sim.tasks.name,
             platform=plat.name,
             scheduler=opt.scheduler,
             n_tasks=sim.n_tasks,
             makespan_s=span,
-            total_flops=sim.graph.total_flops(),
+            total_flops=total_flops(sim.graph),
             workers=workers,
             links=links,
             nodes=nodes,

@@ -55,8 +55,11 @@ from functools import partial
 from heapq import heappush
 from itertools import compress
 
+import numpy as np
+
 from nodecast.errors import InputError
-from nodecast.sim.dag import RW, R, W, TaskGraph
+from nodecast.graph.opgraph import OpGraph
+from nodecast.sim.dag import RW, R, W, TaskGraph, task_data
 from nodecast.sim.engine import Environment
 from nodecast.sim.memory import MemoryNode
 from nodecast.sim.network import FluidNetwork
@@ -212,16 +215,28 @@ class Hop:
 
 
 class Simulation:
-    """One simulated execution of ``graph`` on ``platform``.
+    """One simulated execution of the task graph ``graph`` (an OpGraph; a ``TaskGraph`` builder is built) on ``platform``.
 
     Raises InputError at construction for a kernel without a model, a task whose
-    data cannot fit in a GPU's memory, or an unknown scheduler.
+    data cannot fit in a GPU's memory, or an unknown scheduler; ValueError for
+    a graph without tasks' data accesses (a traced program's graph) or with a
+    task already placed on a device (the scheduler places every task).
     """
 
-    def __init__(self, graph: TaskGraph, platform: Platform, models: KernelModels, options: RuntimeOptions | None = None) -> None:
+    def __init__(self, graph: OpGraph | TaskGraph, platform: Platform, models: KernelModels, options: RuntimeOptions | None = None) -> None:
         from nodecast.sim.schedulers import Scheduler, make_scheduler
 
+        if isinstance(graph, TaskGraph):
+            graph = graph.build()
+        td = task_data(graph)
+        placed = graph.ops["device"] >= 0
+        if placed.any():
+            t = int(placed.argmax())
+            msg = (f"task {graph.names[t]!r} is placed on device {int(graph.ops['device'][t])}: the simulator's "
+                   "schedulers place every task (device -1); a recorded placement is replayed with nodecast.graph.replay")
+            raise ValueError(msg)
         self.graph = graph
+        self.tasks = td
         self.platform = platform
         self.models = models
         self.opt = options or RuntimeOptions()
@@ -271,49 +286,59 @@ class Simulation:
             raise InputError("no worker to run tasks (the platform has no GPU and no CPU worker was requested)", key="--workers")
 
     def _setup_tasks(self) -> None:
-        g, models = self.graph, self.models
-        n = g.n_tasks
+        g, td, models = self.graph, self.tasks, self.models
+        n = len(g)
         self.n_tasks = n
+        ops = g.ops
+        # The runtime walks per-task state tens of thousands of times per run: plain
+        # lists and tuples of Python ints (converted once from the graph's columns).
+        kernel, size_bytes = ops["kernel_id"].tolist(), ops["size_bytes"].tolist()
+        footprint = [None if f < 0 else f for f in ops["footprint"].tolist()]
+        flops = ops["flops"].tolist()
+        self.task_kernel = kernel
+        self.task_priority = ops["priority"].tolist()
+        task_handles, task_modes, succs = td.as_lists()
         types: dict[tuple[int, int, int | None], int] = {}
         self.type_len: list[list[float]] = []  # [type][arch] mean duration (s)
         self.type_samplers: list[list] = []
         self.type_flops: list[float] = []
         # NOTE: types are numbered in order of first occurrence, as a plain loop
         # over the tasks would; the per-task work is done by C-level zip/map.
-        keys = list(zip(g.kernel, g.size_bytes, g.footprint, strict=True))
+        keys = list(zip(kernel, size_bytes, footprint, strict=True))
         first = dict(zip(reversed(keys), range(n - 1, -1, -1)))
         # One generator per simulation: a run draws the same durations whether it runs alone or in a sweep.
         rng = models.generator() if models.mode != "mean" else None
         for t in sorted(first.values()):
             key = keys[t]
             types[key] = len(self.type_len)
-            kname = g.kernels[g.kernel[t]]
+            kname = td.kernels[kernel[t]]
             lens = []
             samplers = []
             for kind, devid in self.arches:
-                mean = models.expected_s(kname, kind, devid, g.size_bytes[t], g.footprint[t], g.flops[t])
+                mean = models.expected_s(kname, kind, devid, size_bytes[t], footprint[t], flops[t])
                 lens.append(mean)
-                samplers.append(models.sampler(kname, kind, devid, g.size_bytes[t], mean, rng))
+                samplers.append(models.sampler(kname, kind, devid, size_bytes[t], mean, rng))
             self.type_len.append(lens)
             self.type_samplers.append(samplers)
         self.task_type = list(map(types.__getitem__, keys))
         self.notes.extend(models.notes)
         # NOTE: few distinct mode tuples exist; their read masks are computed once,
         # and a task that reads everything it accesses shares its handle tuple.
-        read_mask = {ms: tuple([m & R for m in ms]) for ms in set(g.modes)}
+        read_mask = {ms: tuple([m & R for m in ms]) for ms in set(task_modes)}
         read_all = {ms: all(mask) for ms, mask in read_mask.items()}
-        self.task_reads = [hs if read_all[ms] else tuple(compress(hs, read_mask[ms])) for hs, ms in zip(g.handles, g.modes, strict=True)]
+        self.task_reads = [hs if read_all[ms] else tuple(compress(hs, read_mask[ms])) for hs, ms in zip(task_handles, task_modes, strict=True)]
         # NOTE: (handle, mode) pairs are zipped where they are walked (twice per
         # task) rather than materialised for every task up front.
-        self.task_modes = g.modes
-        self.task_async = [a and not self.sync_gpu for a in g.async_ok]
-        self.succs = g.succs
-        self.task_handles = g.handles
+        self.task_modes = task_modes
+        self.task_async = [a and not self.sync_gpu for a in ops["async"].tolist()]
+        # successors in declaration order: the order StarPU releases them in
+        self.succs = succs
+        self.task_handles = task_handles
         self.gpu_queue_s = self.opt.overheads.gpu_queue_s
         self.tracing = self.opt.trace
         # tidy when clean < min_clean x chunks, i.e. dirty > (1 - min_clean) x chunks
         self.min_dirty_fraction = 1.0 - self.opt.min_clean_fraction
-        self.npending = [len(p) for p in g.preds]
+        self.npending = np.diff(g.indptr).tolist()
         self.task_worker = [-1] * n
         self.task_wait = [0] * n
         self.task_start = [math.nan] * n
@@ -326,12 +351,12 @@ class Simulation:
         self.wont_after: dict[int, list[int]] = {}
         self.wont_at_submit: list[tuple[int, int]] = []
         last_writer: dict[int, int] = {}
-        hints = sorted(g.wont_use)
+        hints = sorted(td.wont_use())
         nhints = len(hints)
         # NOTE: only the writes up to the last hint matter; written handles come
         # from a per-mode-tuple mask (computed once) instead of a per-access test.
-        write_mask = {ms: tuple([m & W for m in ms]) for ms in set(g.modes)}
-        handles, modes = g.handles, g.modes
+        write_mask = {ms: tuple([m & W for m in ms]) for ms in set(task_modes)}
+        handles, modes = task_handles, task_modes
         k = 0
         for t in range(hints[-1][0] + 1 if hints else 0):
             for h in compress(handles[t], write_mask[modes[t]]):
@@ -347,10 +372,10 @@ class Simulation:
 
     def _setup_data(self) -> None:
         g, plat, opt = self.graph, self.platform, self.opt
-        nh = len(g.data_names)
+        nh = self.tasks.n_data
         nn = plat.n_nodes
         self.nn = nn
-        self.size = list(g.data_bytes)
+        self.size = self.tasks.data_bytes.tolist()
         self.valid = [1] * nh  # bit per node; everything starts in RAM
         self.alloc = [1] * nh
         self.version = [0] * nh
@@ -377,7 +402,7 @@ class Simulation:
         if gpu_caps and any(w.kind == "cuda" for w in self.workers):
             # NOTE: a chain of C-level maps (no Python frame per task): for each
             # task, the bytes of its distinct handles.
-            per_task = map(sum, map(partial(map, self.size.__getitem__), map(set, g.handles)))
+            per_task = map(sum, map(partial(map, self.size.__getitem__), map(set, self.task_handles)))
             biggest = max(per_task, default=0)
             if biggest > min(gpu_caps):
                 raise InputError(

@@ -188,7 +188,7 @@ class WorkStealing(Scheduler):
         if wid < 0:
             # select_worker_round_robin: the worker after the last one pushed to
             wid = self.rr_push = (self.rr_push + 1) % len(self.workers)
-        prio = rt.graph.priority[t]
+        prio = rt.task_priority[t]
         q = self.queues[wid]
         bucket = q.get(prio)
         if bucket is None:
@@ -329,7 +329,7 @@ class Dmda(Scheduler):
         if self.prefetch:
             rt.prefetch_task(t, w)
         if self.sorted_queue:
-            prio = rt.graph.priority[t]
+            prio = rt.task_priority[t]
             b = f.buckets.get(prio)
             if b is None:
                 b = f.buckets[prio] = deque()
@@ -369,8 +369,8 @@ class Dmda(Scheduler):
     def _first_ready(self, q: deque[int], w: Worker) -> int:
         """StarPU's ``_starpu_fifo_pop_first_ready_task``: fewest inputs missing on the worker's node."""
         rt = self.rt
-        g = rt.graph
-        prio = g.priority
+        prio = rt.task_priority
+        handles = rt.task_handles
         valid = rt.valid
         bit = 1 << w.node
         first_prio = prio[q[0]]
@@ -380,7 +380,7 @@ class Dmda(Scheduler):
             if prio[t] < first_prio:
                 continue
             missing = 0
-            for h in g.handles[t]:
+            for h in handles[t]:
                 if not valid[h] & bit:
                     missing += 1
             if missing < best_missing:
@@ -438,12 +438,12 @@ class Heft(_PerWorkerFifo):
 
     def __init__(self, rt: Simulation) -> None:
         super().__init__(rt)
-        g = rt.graph
+        succs = rt.succs
         mean = [sum(lens) / len(lens) for lens in rt.type_len]
         rank = [0.0] * rt.n_tasks
         for t in range(rt.n_tasks - 1, -1, -1):
             tail = 0.0
-            for s in g.succs[t]:
+            for s in succs[t]:
                 if rank[s] > tail:
                     tail = rank[s]
             rank[t] = mean[rt.task_type[t]] + tail
@@ -456,14 +456,13 @@ class Heft(_PerWorkerFifo):
         rt = self.rt
         now = rt.env.now
         plat = rt.platform
-        g = rt.graph
         while self.ready:
             _, t = heappop(self.ready)
             lens = rt.type_len[rt.task_type[t]]
             best, best_eft = None, math.inf
             for w in self.workers:
                 data = 0.0
-                for h, m in zip(g.handles[t], g.modes[t], strict=True):
+                for h, m in zip(rt.task_handles[t], rt.task_modes[t], strict=True):
                     if m & R and not rt.valid[h] >> w.node & 1:
                         src = rt.select_src(h, w.node)
                         src = src if src >= 0 else 0

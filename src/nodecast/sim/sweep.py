@@ -38,7 +38,7 @@ from typing import Any
 
 from nodecast.errors import InputError
 from nodecast.sim.apps import APPS, task_count
-from nodecast.sim.dag import TaskGraph
+from nodecast.graph.opgraph import OpGraph
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
 from nodecast.sim.runtime import RuntimeOptions, Simulation
@@ -85,7 +85,7 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def run_case(case: Case, platform: Platform, models: KernelModels, graph: TaskGraph | None = None) -> dict[str, Any]:
+def run_case(case: Case, platform: Platform, models: KernelModels, graph: OpGraph | None = None) -> dict[str, Any]:
     """Simulate one case; returns its summary (plain values only, cheap to send between processes).
 
     Keys: ``tasks``, ``makespan_s``, ``gflops``, ``evictions``, ``purges``,
@@ -109,7 +109,7 @@ def run_case(case: Case, platform: Platform, models: KernelModels, graph: TaskGr
     }
 
 
-def run_case_or_error(case: Case, platform: Platform, models: KernelModels, graph: TaskGraph | None = None) -> dict[str, Any]:
+def run_case_or_error(case: Case, platform: Platform, models: KernelModels, graph: OpGraph | None = None) -> dict[str, Any]:
     """``run_case``, or ``{"error": message}`` when the simulation raises an InputError (the case cannot run as given)."""
     try:
         return run_case(case, platform, models, graph)
@@ -122,7 +122,7 @@ def run_cases(
     platform: Platform | None,
     models: KernelModels | None,
     *,
-    graph: TaskGraph | None = None,
+    graph: OpGraph | None = None,
     jobs: int | None = None,
     address: str | None = None,
     progress: Callable[[int], None] | None = None,
@@ -155,7 +155,7 @@ def run_cases(
     run = run_case_or_error if keep_going else run_case
     n = len(cases)
     if jobs is None:
-        total = sum(c.n_tasks() if c.app is not None else (graph.n_tasks if graph is not None else 0) for c in cases)
+        total = sum(c.n_tasks() if c.app is not None else (len(graph) if graph is not None else 0) for c in cases)
         jobs = default_jobs() if total >= AUTO_PARALLEL_TASKS else 1
     if address is None and (jobs == 1 or n <= 1):
         out = []
