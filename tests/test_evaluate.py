@@ -74,7 +74,8 @@ def test_nothing_evaluable_says_why(shared_traces):
     assert "\n" not in message
     for words in ("A has kernel x154, memset x2", "B has kernel x155", "26 op pairs aligned (kernel x26)",
                   "unmatched: kernel x128, memset x2 in A; kernel x129 in B", "no model projected any op of A",
-                  "ahead, ahead-no-latency, peak-bandwidth, back-of-envelope (no copies this model handles",
+                  "ahead, ahead-no-latency, ahead-eq9, peak-bandwidth, back-of-envelope, ahead-scaled, "
+                  "peak-bandwidth-scaled (no copies this model handles",
                   "no Nsight Compute metrics given", "Give --metrics"):
         assert words in message, words
 

@@ -78,6 +78,8 @@ class Alignment:
 _BY_DIRECTION = np.arange(len(TransferClass), dtype=np.int64)
 _BY_DIRECTION[TransferClass.HTOD_PINNED] = TransferClass.HTOD_PAGEABLE
 _BY_DIRECTION[TransferClass.DTOH_PINNED] = TransferClass.DTOH_PAGEABLE
+_BY_DIRECTION[TransferClass.HTOD_UNKNOWN] = TransferClass.HTOD_PAGEABLE
+_BY_DIRECTION[TransferClass.DTOH_UNKNOWN] = TransferClass.DTOH_PAGEABLE
 
 
 def unknown_host_memory(trace: Trace) -> int:
@@ -271,15 +273,17 @@ def evaluate(
     kind: str | None = None,
     metrics: KernelMetrics | None = None,
     one_byte_s: Mapping[str, float] | None = None,
+    host_memory: str | None = None,
 ) -> Evaluation:
     """Project ``trace_a`` from ``source`` onto ``target`` and compare with ``trace_b``.
 
     ``metrics``: Nsight Compute metrics of run A's kernels, for the kernel
     models; ``one_byte_s``: 1-byte costs in seconds per transfer class key (or
-    ``"all"``), as ``project`` takes them. Raises ``NothingToEvaluate`` (an
-    InputError) when no op can be evaluated.
+    ``"all"``), as ``project`` takes them; ``host_memory``: the kind of the
+    host memory run A does not record, as ``project`` takes it. Raises
+    ``NothingToEvaluate`` (an InputError) when no op can be evaluated.
     """
-    projection = project(trace_a, source, target, model_names, kind, metrics, one_byte_s)
+    projection = project(trace_a, source, target, model_names, kind, metrics, one_byte_s, host_memory)
     alignment = align(trace_a, trace_b)
     ia, ib = alignment.index_a, alignment.index_b
     actual = trace_b.duration_ns[ib].astype(np.float64) * 1e-9

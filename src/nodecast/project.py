@@ -142,6 +142,16 @@ class Projection:
         return out
 
 
+def check_host_memory(host_memory: str | None, option: str = "--host-memory") -> None:
+    """InputError unless ``host_memory`` is None or one of ``traces.kinds.HOST_MEMORY_KINDS``."""
+    from nodecast.errors import InputError
+    from nodecast.traces.kinds import HOST_MEMORY_KINDS
+
+    if host_memory is not None and host_memory not in HOST_MEMORY_KINDS:
+        raise InputError(f"unknown host memory kind {host_memory!r}", key=option,
+                         hint=f"Give one of: {', '.join(HOST_MEMORY_KINDS)}")
+
+
 def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:
     """One line per distinct note, prefixed by every model that made it (first-seen order)."""
     who: dict[str, list[str]] = {}
@@ -159,6 +169,7 @@ def project(
     kind: str | None = None,
     metrics: KernelMetrics | None = None,
     one_byte_s: Mapping[str, float] | None = None,
+    host_memory: str | None = None,
 ) -> Projection:
     """Run the chosen (default: all registered) models of ``kind`` over ``trace``.
 
@@ -168,9 +179,13 @@ def project(
     ``htod_pinned``, or ``"all"`` -> seconds) sets the 1-byte cost L+O of the
     transfer models that use one (``nodecast.models.one_byte`` step 1). Models
     that project no op of this trace are listed in ``Projection.idle`` with
-    the reason, not in ``results``.
+    the reason, not in ``results``. ``host_memory`` (``"pinned"`` or
+    ``"pageable"``) states the kind of the host memory of copies whose trace
+    does not record it; None projects them both ways (an interval, with a
+    note; ``nodecast.models.transfer``).
     """
     given = check_given(one_byte_s)  # checked even when no model uses it: a typo is never ignored
+    check_host_memory(host_memory)
     models = get_models(model_names, kind)
     results: dict[str, ModelResult] = {}
     idle: dict[str, str] = {}
@@ -180,6 +195,8 @@ def project(
             model.metrics = metrics  # type: ignore[attr-defined]
         if given and hasattr(model, "one_byte_given_s"):
             model.one_byte_given_s = dict(given)  # type: ignore[attr-defined]
+        if host_memory is not None and hasattr(model, "host_memory"):
+            model.host_memory = host_memory  # type: ignore[attr-defined]
         result = model.project(trace, source, target)
         if model_names is None and not result.handled.any():
             idle[model.name] = result.notes[0] if result.notes else "no op of this trace is of a kind it models"

@@ -221,3 +221,41 @@ def test_option_mistakes_come_before_the_missing_gpu(capsys, tmp_path, monkeypat
     err = user_error(capsys, ["calibrate", *argv])
     assert "cuda-python" not in err and "pip install" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+# -- --host-only: one host thread's copy rate, no GPU (issue 12) --------------------------------------------------
+
+
+def test_host_only_measures_here_and_writes_the_machine(capsys, tmp_path, no_session):
+    """--host-only measures this host's memcpy rate for real, without a GPU, into [measured], keeping the base's
+    measured values; the pageable model then uses it."""
+    out = tmp_path / "m.toml"
+    assert run(["calibrate", "--host-only", "--quick", "--base", "h100-pcie-server", "-o", str(out)]) == 0
+    assert "host copy, one thread:" in capsys.readouterr().out
+    machine = load_machine_file(out)
+    rate, where = machine.host_copy_bandwidth()
+    assert 1e8 < rate < 1e12 and where.startswith("measured: nodecast calibrate")
+    assert machine.measured.gpu_peak_flops == load_machine("h100-pcie-server").measured.gpu_peak_flops
+    assert "memmove" in machine.measured.facts["host_copy"]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["--host-only", "--base", "titan"], "give -o MACHINE.toml and --base NAME"),
+    (["--host-only", "-o", "X/m.toml"], "give -o MACHINE.toml and --base NAME"),
+    (["--host-only", "--base", "titan", "-o", "X/m.toml", "--json", "X/r.json"], "--json does not apply"),
+    (["--host-only", "--base", "titan", "-o", "X/m.txt"], ".toml"),
+])
+def test_host_only_option_mistakes(capsys, tmp_path, no_session, argv, fragment):
+    """--host-only's option mistakes are one line, exit 2, nothing written, no GPU looked for."""
+    argv = [a.replace("X", str(tmp_path)) for a in argv]
+    user_error(capsys, ["calibrate", *argv], fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_full_run_adds_the_host_copy_rate(capsys, tmp_path, session):
+    """A (fake-GPU) calibration also measures the host copy rate for real and writes it beside the copy classes."""
+    out = tmp_path / "m.toml"
+    assert run(["calibrate", "--quick", "--base", "titan", "-o", str(out)]) == 0
+    machine = load_machine_file(out)
+    assert machine.measured.host_copy_bandwidth_bps > 1e8
+    assert machine.host_copy_bandwidth()[1].startswith("measured: nodecast calibrate")

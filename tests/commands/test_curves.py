@@ -30,7 +30,7 @@ def test_writes_png_and_csv(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = pd.read_csv(csv)
     assert list(table.columns) == ["machine", "model", "transfer_class", "bytes", "time_s", "bandwidth_bps"]
-    assert set(table["model"]) == {"ahead", "ahead-no-latency", "peak-bandwidth", "back-of-envelope"}
+    assert set(table["model"]) == {"ahead", "ahead-no-latency", "ahead-eq9", "peak-bandwidth", "back-of-envelope"}
     assert table["bytes"].max() == 2**20
     assert not list(tmp_path.glob(".*.part"))
 

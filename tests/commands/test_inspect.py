@@ -19,7 +19,7 @@ def test_inspect_prints_bytes_without_exponent(capsys):
         pytest.skip(f"{path} is absent (real inputs live beside the repository, not in a clone)")
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"HtoD pageable │\s+1 │ 1,008 MiB │", out)
+    assert re.search(r"HtoD host memory unrecorded │\s+1 │ 1,008 MiB │", out)  # nvprof CSV: no memory kinds
     assert not re.search(r"\de[+-]\d", out)
 
 

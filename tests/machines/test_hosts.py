@@ -72,3 +72,26 @@ def test_unknown_host_suggests():
     with pytest.raises(InputError) as info:
         load_host("epyc-7742")
     assert "Did you mean epyc-7742-2s" in info.value.message
+
+
+@pytest.mark.parametrize("key", host_keys())
+def test_host_copy_rate_is_marked_measured_or_assumed(key):
+    """A host's single-thread copy rate, where given, says [measured: source] or [assumed: why]; else the file says
+    why it is not given (issue 12)."""
+    h = load_host(key)
+    text = (hosts_dir() / f"{key}.toml").read_text()
+    if h.cpu.copy_bandwidth_bps is None:
+        assert "copy_bandwidth_bps (one host thread's memcpy rate): not given" in text
+        return
+    source = h.sources["cpu.copy_bandwidth_bps"]
+    assert "[measured: " in source or "[assumed: " in source
+    assert 1e9 <= h.cpu.copy_bandwidth_bps <= h.cpu.memory_bandwidth_bps
+
+
+def test_catalogue_machines_take_their_host_copy_rate():
+    """Titan and Summit get the host files' copy rates, labelled with where they come from."""
+    from nodecast.machines import load_machine
+
+    assert load_machine("titan").host_copy_bandwidth() == (3.83e9, "host opteron-6274-titan, measured")
+    assert load_machine("summit").host_copy_bandwidth() == (13.8e9, "host power9-22c-summit, measured")
+    assert load_machine("commscope-ac922").host_copy_bandwidth()[1] == "host power9-20c-ac922, assumed"

@@ -296,3 +296,31 @@ def test_empty_machine_file_says_empty(tmp_path):
     path.write_text("\n  \n")
     with pytest.raises(InputError, match="is empty"):
         load_machine_file(path)
+
+
+# -- one host thread's copy rate (issue 12): [cpu] copy_bandwidth_bps and [measured] host_copy_bandwidth_bps ----
+
+
+def test_host_copy_rate_from_cpu_table_and_measured(tmp_path):
+    """[cpu] copy_bandwidth_bps loads; a [measured] host_copy_bandwidth_bps wins over it, and says where it is from."""
+    with_cpu = TINY.replace("memory_bandwidth_bps = 1e10", "memory_bandwidth_bps = 1e10\ncopy_bandwidth_bps = 5e9")
+    m = load_machine_file(write(tmp_path, with_cpu))
+    assert m.cpu.copy_bandwidth_bps == 5e9
+    assert m.host_copy_bandwidth() == (5e9, "machine file")
+    measured = with_cpu + ('\n[measured]\norigin = "test"\nhost_copy_bandwidth_bps = 7e9\n'
+                           '[measured.facts]\nhost_copy = "nodecast calibrate 0.1.0 on 2026-01-01: memmove"\n')
+    m = load_machine_file(write(tmp_path, measured, "n.toml"))
+    assert m.host_copy_bandwidth() == (7e9, "measured: nodecast calibrate 0.1.0 on 2026-01-01")
+    assert load_machine_file(write(tmp_path, TINY, "o.toml")).host_copy_bandwidth() is None
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("copy_bandwidth_bps = 0", "must be"), ("copy_bandwidth_bps = -3e9", "must be"),
+    ("copy_bandwidth_bps = 2e18", "implausible"), ('copy_bandwidth_bps = "fast"', "number"),
+])
+def test_bad_host_copy_rate(tmp_path, line, reason):
+    """A copy rate that is not a plausible number of bytes/s is one line naming cpu.copy_bandwidth_bps."""
+    path = write(tmp_path, TINY.replace("memory_bandwidth_bps = 1e10", f"memory_bandwidth_bps = 1e10\n{line}"))
+    err = error_of(path)
+    assert err.key == "cpu.copy_bandwidth_bps"
+    assert reason in err.reason

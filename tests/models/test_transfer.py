@@ -14,7 +14,7 @@ from nodecast.machines import load_machine
 from nodecast.machines.loader import machine_from_dict
 from nodecast.machines.topology import raw_rate_bps
 from nodecast.models.base import Model, get_models
-from nodecast.models.transfer import AheadModel, AheadNoLatencyModel
+from nodecast.models.transfer import AheadEq9Model, AheadModel, AheadNoLatencyModel
 from nodecast.traces import CopyKind, MemKind, OpKind, Trace, TransferClass
 
 TC = TransferClass
@@ -106,10 +106,28 @@ def test_titan_htod_pinned_paper_verbatim():
     assert project(TC.HTOD_PINNED, MIB, titan_measured(), model=model)[0] == pytest.approx(156.7135e-6, rel=1e-12)
 
 
-def test_titan_htod_pageable_adds_staging():
-    """Eq. 9: the pinned time plus 2n / MemBW = 2 * 1048576 / 51.2e9 = 40.96 µs -> 214.0585 µs."""
-    t = project(TC.HTOD_PAGEABLE, MIB, titan_measured())
+def test_titan_htod_pageable_eq9_adds_staging():
+    """ahead-eq9 (eq. 9): the pinned time plus 2n / MemBW = 2 * 1048576 / 51.2e9 = 40.96 µs -> 214.0585 µs."""
+    t = project(TC.HTOD_PAGEABLE, MIB, titan_measured(), model=AheadEq9Model())
     assert t[0] == pytest.approx(173.0985e-6 + 40.96e-6, rel=1e-12)
+
+
+def test_titan_pageable_one_chunk_costs_its_dma():
+    """ahead: a 1-MiB pageable copy fits one staging chunk, staged before its DMA: the pinned time, 173.0985 µs."""
+    assert project(TC.HTOD_PAGEABLE, MIB, titan_measured())[0] == pytest.approx(173.0985e-6, rel=1e-12)
+
+
+def test_titan_htod_pageable_four_mib_host_bound():
+    """ahead, HtoD 4 MiB at H = 3.83 GB/s: 1 µs + 3 C/H + W(C) = 1 + 821.3389 + 172.0985 µs (host-bound)."""
+    h = 3.83e9
+    expected = 1e-6 + 3 * MIB / h + 172.0985e-6
+    assert project(TC.HTOD_PAGEABLE, 4 * MIB, titan_measured())[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_titan_dtoh_pageable_four_mib_host_bound():
+    """ahead, DtoH 4 MiB: the first DMA, two chunks drained on the host, the last DMA: 1 + 151.552 + 2 C/H + 151.552 µs."""
+    expected = 1e-6 + 151.552e-6 + 2 * MIB / 3.83e9 + 151.552e-6
+    assert project(TC.DTOH_PAGEABLE, 4 * MIB, titan_measured())[0] == pytest.approx(expected, rel=1e-12)
 
 
 def test_titan_dtoh_pinned_one_mib():

@@ -51,6 +51,7 @@ from typing import Any
 
 from nodecast import __version__
 from nodecast.calibrate import MeasuredValues, PointResult
+from nodecast.calibrate.host_copy import HostCopyResult
 from nodecast.calibrate.plan import Plan
 from nodecast.fileio import atomic_path
 from nodecast.machines.loader import machine_from_dict
@@ -266,9 +267,15 @@ class Provenance:
     facts: dict[str, str] = field(default_factory=dict)
 
 
-def measured_table(values: MeasuredValues, prov: Provenance) -> dict[str, Any]:
-    """The ``[measured]`` table for a machine file (``nodecast.machines.schema.Measured``'s schema)."""
+def measured_table(values: MeasuredValues, prov: Provenance, host_copy: HostCopyResult | None = None) -> dict[str, Any]:
+    """The ``[measured]`` table for a machine file (``nodecast.machines.schema.Measured``'s schema).
+
+    ``host_copy`` (``nodecast.calibrate.host_copy``) adds ``host_copy_bandwidth_bps``
+    and, in the facts, how it was measured.
+    """
     facts = dict(prov.facts)
+    if host_copy is not None:
+        facts["host_copy"] = f"{prov.origin} on {prov.date}: {host_copy.method()}"
     if values.reference:
         facts["measured_on"] = values.reference
     t: dict[str, Any] = {"origin": prov.origin, "date": prov.date}
@@ -300,6 +307,8 @@ def measured_table(values: MeasuredValues, prov: Provenance) -> dict[str, Any]:
         t["bandwidth_bps"] = bandwidth
     if curves:
         t["curves"] = curves
+    if host_copy is not None:
+        t["host_copy_bandwidth_bps"] = host_copy.bandwidth_bps
     if values.peak_flops or values.level_bandwidth_bps:
         g: dict[str, Any] = {"origin": f"{prov.origin}: fastest repetition of each kernel (measured maxima)"}
         if values.peak_flops:
@@ -309,6 +318,25 @@ def measured_table(values: MeasuredValues, prov: Provenance) -> dict[str, Any]:
         t["gpu"] = g
     t["facts"] = facts
     return t
+
+
+def with_host_copy(base: Machine, host_copy: HostCopyResult, prov: Provenance) -> dict[str, Any]:
+    """``base``'s own ``[measured]`` table (kept whole) with the measured host copy rate added.
+
+    For ``calibrate --host-only``, which measures nothing else: values the
+    base file measured (a paper's GPU maxima...) stay. Without a base table,
+    ``prov`` gives the origin, date and facts.
+    """
+    data = tomllib.loads(Path(base.path).read_text(encoding="utf-8")) if base.path is not None else {}
+    measured = data.get("measured")
+    how = f"{prov.origin} on {prov.date}: {host_copy.method()}"
+    if not isinstance(measured, dict):
+        return {"origin": prov.origin, "date": prov.date, "host_copy_bandwidth_bps": host_copy.bandwidth_bps,
+                "facts": {**prov.facts, "host_copy": how}}
+    out = dict(measured)
+    out["host_copy_bandwidth_bps"] = host_copy.bandwidth_bps
+    out["facts"] = {**dict(measured.get("facts", {})), "host_copy": how}
+    return out
 
 
 def _size(n: float) -> str:

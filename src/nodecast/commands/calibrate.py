@@ -7,8 +7,10 @@ reads and writes, unified-memory demand migration and prefetch, 1 B to
 1 GiB; and the GPU's FMA and ADD/MUL peaks per precision and its DRAM, L2,
 L1 and shared-memory bandwidth. Raw results go to Google-Benchmark JSON; the
 Machine file (-o) takes cpu/gpu/links from --base and adds [measured]: the
-1-byte cost, fitted bandwidth and curve per copy class, and the GPU maxima.
-See docs/calibrate.md. Needs an NVIDIA GPU and pip install '.[gpu]' (in the checkout).
+1-byte cost, fitted bandwidth and curve per copy class, and the GPU maxima,
+and one host thread's memcpy rate (the rate the driver stages pageable copies
+at). --host-only measures that rate alone, without a GPU.
+See docs/calibrate.md. Needs an NVIDIA GPU and pip install '.[gpu]' (in the checkout), except --host-only.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-flush", action="store_true", help="do not evict host buffers from the CPU caches (names lose _flush)")
     p.add_argument("--no-gate", action="store_true", help="do not hold streams with a spin kernel while queueing")
     p.add_argument("--list", action="store_true", help="list the benchmark families and exit (no GPU needed)")
+    p.add_argument("--host-only", action="store_true",
+                   help="measure only one host thread's memcpy rate (the staging rate of pageable copies; no GPU "
+                        "needed) into the machine file of -o and --base")
     p.set_defaults(func=run)
 
 
@@ -132,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     """Check, measure, write, print a summary."""
     if args.list:
         return _list(args)
+    if args.host_only:
+        return _host_only(args)
     if not args.output and not args.json:
         raise InputError("nothing to write", key="calibrate", hint="Give -o MACHINE.toml --base NAME and/or --json RESULTS.json")
     if args.output and not args.base:
@@ -167,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[yellow]warning:[/] {w}")
 
     values = cal.derive_measured(plan, results)
+    host_copy = _measure_host_copy(err, options.quick)
     context = dict(session.context)
     context.update({"nodecast_version": __version__, "nodecast_quick": options.quick,
                     "nodecast_flush": options.flush, "nodecast_gate": not args.no_gate,
@@ -174,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
     writers.write_benchmark_json(out_json, writers.benchmark_document(results, plan, context))
     machine = None
     if out_toml is not None and base is not None:
-        machine = _write_machine(out_toml, base, session, plan, values, options, args, warnings)
-    _print_summary(results, values, out_json, out_toml, machine)
+        machine = _write_machine(out_toml, base, session, plan, values, options, args, warnings, host_copy)
+    _print_summary(results, values, out_json, out_toml, machine, host_copy)
     return 0
 
 
@@ -191,7 +199,8 @@ def _run_with_progress(plan: plan_mod.Plan, measurer: Any, console: Console) -> 
 
 
 def _write_machine(out: Path, base: Any, session: Any, plan: plan_mod.Plan, values: cal.MeasuredValues,
-                   options: plan_mod.Options, args: argparse.Namespace, warnings: list[str]) -> Any:
+                   options: plan_mod.Options, args: argparse.Namespace, warnings: list[str],
+                   host_copy: Any = None) -> Any:
     gpu, _ = cal.reference_cases(plan)
     gpu_name = session.topology.gpus[gpu].name if gpu is not None else ""
     now = datetime.now(UTC)
@@ -217,12 +226,64 @@ def _write_machine(out: Path, base: Any, session: Any, plan: plan_mod.Plan, valu
     )
     name = args.name or f"{base.name}-measured"
     description = f"{base.description}; measured by nodecast calibrate on {now.strftime('%Y-%m-%d')}"
-    doc = writers.machine_document(base, writers.measured_table(values, prov), name=name, description=description)
+    doc = writers.machine_document(base, writers.measured_table(values, prov, host_copy), name=name,
+                                   description=description)
     return writers.write_machine_toml(out, doc, writers.machine_header(base, prov))
 
 
+def _measure_host_copy(err: Console, quick: bool) -> Any:
+    """One host thread's copy rate (``nodecast.calibrate.host_copy``); None, with a warning, when it cannot run."""
+    from nodecast.calibrate import host_copy as hc
+
+    err.print("measuring one host thread's memcpy rate (the staging rate of pageable copies)...")
+    try:
+        return hc.measure_host_copy(budget=hc.QUICK_BUDGET if quick else hc.BUDGET)
+    except hc.HostCopyError as exc:
+        err.print(f"[yellow]warning:[/] host copy not measured: {exc}")
+        return None
+
+
+def _host_only(args: argparse.Namespace) -> int:
+    """``--host-only``: measure the host copy rate and write it into a machine file (no GPU)."""
+    if not args.output or not args.base:
+        raise InputError("--host-only writes a machine file: give -o MACHINE.toml and --base NAME", key="--host-only",
+                         hint="e.g. nodecast calibrate --host-only --base titan -o node.toml")
+    for option, given in (("--json", args.json), ("--gpus", args.gpus), ("--only", args.only)):
+        if given:
+            raise InputError(f"{option} does not apply to --host-only (it measures no GPU)", key=option)
+    out_toml = check_suffix(check_writable(args.output, "-o"), (".toml",), "a machine file")
+    check_name(args.name)
+    base = load_machine(args.base)
+    err = Console(stderr=True)
+    host_copy = _measure_host_copy(err, args.quick)
+    if host_copy is None:
+        raise InputError("nothing measured, no file written", key="--host-only", hint="Free some memory and retry")
+    from nodecast.calibrate.host import host_facts, numa_nodes, read_governors
+
+    now = datetime.now(UTC)
+    prov = writers.Provenance(
+        origin=f"nodecast calibrate {__version__} --host-only" + (" --quick" if args.quick else ""),
+        date=now.strftime("%Y-%m-%dT%H:%M:%SZ"), driver="", gpu_name="",
+        facts=host_facts(read_governors(), numa_nodes(), None),
+    )
+    name = args.name or f"{base.name}-measured"
+    description = f"{base.description}; host copy rate measured by nodecast calibrate on {now.strftime('%Y-%m-%d')}"
+    doc = writers.machine_document(base, writers.with_host_copy(base, host_copy, prov), name=name,
+                                   description=description)
+    machine = writers.write_machine_toml(out_toml, doc, writers.machine_header(base, prov))
+    console = results_console(width_when_piped=200)
+    _print_host_copy(console, host_copy)
+    console.print(f"wrote {out_toml} (machine {machine.name!r}; load it with --to/--from {out_toml})")
+    return 0
+
+
+def _print_host_copy(console: Any, host_copy: Any) -> None:
+    console.print(f"host copy, one thread: {host_copy.bandwidth_bps / GB:.2f} GB/s ({host_copy.method()})",
+                  soft_wrap=True, highlight=False)
+
+
 def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, out_json: Path,
-                   out_toml: Path | None, machine: Any) -> None:
+                   out_toml: Path | None, machine: Any, host_copy: Any = None) -> None:
     console = results_console(width_when_piped=200)
     failed = [r for r in results if not r.ok]
     table = Table(title=f"Measured copy classes ({values.reference or 'nothing measured'}); GB/s = 1e9 B/s")
@@ -242,6 +303,8 @@ def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, o
         for level, bw in values.level_bandwidth_bps.items():
             gt.add_row(f"{level} bandwidth", f"{bw / GB:.0f} GB/s")
         console.print(gt)
+    if host_copy is not None:
+        _print_host_copy(console, host_copy)
     for note in values.notes:
         console.print(f"note: {note}")
     if failed:

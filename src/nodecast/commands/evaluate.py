@@ -7,7 +7,7 @@ import sys
 
 
 from nodecast.commands import common
-from nodecast.commands.project import add_one_byte_option, one_byte_given
+from nodecast.commands.transfer_options import add_transfer_options, host_memory, one_byte_given
 from nodecast.evaluate import UNCHANGED, evaluate
 from nodecast.report import tables as t
 from nodecast.report.words import plural
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_machine_options(p, target_trace=True)
     common.add_model_option(p)
     common.add_metrics_option(p)
-    add_one_byte_option(p)
+    add_transfer_options(p)
     p.add_argument("--png", metavar="FILE", help="box plot of per-op errors per model and transfer kind")
     p.add_argument("-o", "--output", metavar="FILE", help="matched ops with actual and projected times")
     p.add_argument("--table", metavar="FILE", help="the WMAPE table (.csv, .parquet or .json)")
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     b = common.trace(args.trace_b)
     source, target = common.machines(args, a, b)
     ev = evaluate(a, b, source, target, common.parse_models(args.models), metrics=common.metrics(args),
-                  one_byte_s=given)
+                  one_byte_s=given, host_memory=host_memory(args))
     console = t.console()
     al = ev.alignment
     realigned = al.realigned_groups
@@ -61,13 +61,16 @@ def run(args: argparse.Namespace) -> int:
     )
     table = ev.table()
     baseline = {m.name for m in ev.projection.models if m.baseline}
-    table.insert(1, "type", ["reference" if m == UNCHANGED else "baseline" if m in baseline else "model"
-                             for m in table["model"]])
+    scaled = {m.name for m in ev.projection.models if getattr(m, "source_scaled", False)}
+    table.insert(1, "type", ["reference" if m == UNCHANGED else
+                             ("scaled baseline" if m in scaled else "baseline") if m in baseline else
+                             "scaled" if m in scaled else "model" for m in table["model"]])
     cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
     t.render(table, f"WMAPE (%) of projected GPU time, {source.name} -> {target.name}, per model and transfer kind",
              {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
              caption="WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "
-                     "over all the model's ops; 'unchanged' = the op keeps its time on A.")
+                     "over all the model's ops; 'unchanged' = the op keeps its time on A; 'scaled' = A's measured "
+                     "time x the model's B/A ratio (the source run as calibration).")
     unmatched = al.unmatched_summary(a, b)
     if len(unmatched):
         t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)

@@ -229,6 +229,9 @@ def run_show(args: argparse.Namespace) -> int:
         ("memory bandwidth per socket", f"{_gbps(cpu['memory_bandwidth_bps'])} GB/s", at("cpu.memory_bandwidth_bps")),
         ("memory bandwidth per node", f"{_gbps(node['cpu_memory_bandwidth_bps'])} GB/s", "derived: sockets × per socket"),
         ("NUMA domains", str(cpu["numa_domains"]), at("cpu.numa_domains")),
+        ("single-thread host copy (pageable staging)",
+         "not given" if cpu.get("copy_bandwidth_bps") is None else f"{_gbps(cpu['copy_bandwidth_bps'])} GB/s",
+         cpu.get("copy_bandwidth_source") or "nodecast calibrate --host-only measures it"),
     ]))
     con.print(_kv_table("GPU", [
         ("model", gpu["model"], at("gpu.model")),

@@ -8,6 +8,8 @@ import sys
 import numpy as np
 
 from nodecast.commands import common
+from nodecast.commands.transfer_options import (add_one_byte_option, add_transfer_options, one_byte_given,
+                                                transfer_options)
 from nodecast.models.base import get_models, model_names
 from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, project
 from nodecast.report import tables as t
@@ -22,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_machine_options(p)
     common.add_model_option(p)
     common.add_metrics_option(p)
-    add_one_byte_option(p)
+    add_transfer_options(p)
     p.add_argument("-o", "--output", metavar="FILE", help="per-op table (.csv, .parquet or .json)")
     p.add_argument("--summary", metavar="FILE", help="summary table (.csv, .parquet or .json)")
     p.set_defaults(func=run)
@@ -31,33 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     lp.set_defaults(func=list_models)
 
 
-def add_one_byte_option(parser: argparse.ArgumentParser) -> None:
-    """--one-byte-us KIND=µs, repeatable (shared by project and evaluate)."""
-    parser.add_argument("--one-byte-us", metavar="KIND=US", action="append", default=None,
-                        help="1-byte cost L+O in µs of one transfer kind (htod_pinned=2.5) or of every kind "
-                             "(all=2.5); repeatable; used instead of machine files and the trace's estimate")
-
-
-def one_byte_given(args: argparse.Namespace) -> dict[str, float] | None:
-    """--one-byte-us as ``{kind: seconds}`` (kinds and ranges are checked by the library)."""
-    from nodecast.errors import InputError
-
-    if not args.one_byte_us:
-        return None
-    out: dict[str, float] = {}
-    for text in args.one_byte_us:
-        kind, sep, value = (part.strip() for part in text.partition("="))
-        if not sep or not kind or not value:
-            raise InputError(f"expected KIND=µs, got {text!r}", key="--one-byte-us",
-                             hint="e.g. --one-byte-us htod_pinned=2.5, or all=2.5 for every kind")
-        try:
-            us = float(value)
-        except ValueError:
-            raise InputError(f"{kind}: not a number of µs ({value!r})", key="--one-byte-us") from None
-        if kind.lower() in out:
-            raise InputError(f"{kind} is given twice", key="--one-byte-us")
-        out[kind.lower()] = us * 1e-6
-    return out
+# add_one_byte_option and one_byte_given moved to nodecast.commands.transfer_options (imported above, so
+# that `from nodecast.commands.project import add_one_byte_option` keeps working).
+__all__ = ["add_one_byte_option", "one_byte_given", "register", "run"]
 
 
 def list_models(args: argparse.Namespace) -> int:
@@ -82,11 +60,10 @@ def run(args: argparse.Namespace) -> int:
         if out:
             check_table_path(out)
             check_writable(out, option)
-    given = one_byte_given(args)
+    options = transfer_options(args)
     tr = common.trace(args.trace)
     source, target = common.machines(args, tr)
-    proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args),
-                   one_byte_s=given)
+    proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args), **options)
     console = t.console()
     n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
     # Synchronisations are records of the host waiting, not GPU work: say how many were set aside.

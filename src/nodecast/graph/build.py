@@ -122,9 +122,11 @@ _ENGINE_OF_COPY[CopyKind.UVM_DTOH] = Engine.DTOH
 _ENGINE_OF_COPY[CopyKind.UVM_DTOD] = Engine.DTOD
 
 _UVM = (CopyKind.UVM_HTOD, CopyKind.UVM_DTOH, CopyKind.UVM_DTOD)
-#: Asynchronous copies that block the host (pageable or managed host memory, host-to-host).
+#: Asynchronous copies that block the host (pageable or managed host memory, host-to-host; host memory of a kind
+#: the trace does not record counts as pageable, as the transfer models take it).
 _BLOCKING_ASYNC = (TransferClass.HTOD_PAGEABLE, TransferClass.DTOH_PAGEABLE, TransferClass.HTOD_MANAGED,
-                   TransferClass.DTOH_MANAGED, TransferClass.HTOH)
+                   TransferClass.DTOH_MANAGED, TransferClass.HTOH, TransferClass.HTOD_UNKNOWN,
+                   TransferClass.DTOH_UNKNOWN)
 #: Minimum idle launches per class before its own launch latency is used.
 _MIN_SAMPLES = 3
 #: Minimum waits per class pair before a dependency latency is used (rarer waits are not a

@@ -183,6 +183,8 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
             "memory_bytes": cpu.memory_bytes,
             "memory_bandwidth_bps": cpu.memory_bandwidth_bps,
             "numa_domains": cpu.numa_domains,
+            "copy_bandwidth_bps": None if (hc := machine.host_copy_bandwidth()) is None else hc[0],
+            "copy_bandwidth_source": None if hc is None else hc[1],
         },
         "gpu": {
             "model": gpu.model,

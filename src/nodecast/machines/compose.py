@@ -68,9 +68,12 @@ def sheet_gpu_table(sheet: GpuSheet) -> dict[str, Any]:
 def host_cpu_table(host: Host) -> dict[str, Any]:
     """The host's values in a machine file's ``[cpu]`` vocabulary."""
     c = host.cpu
-    return {"model": c.model, "sockets": c.sockets, "cores_per_socket": c.cores_per_socket, "clock_hz": c.clock_hz,
-            "memory_bytes": c.memory_bytes, "memory_bandwidth_bps": c.memory_bandwidth_bps,
-            "numa_domains": c.numa_domains}
+    table = {"model": c.model, "sockets": c.sockets, "cores_per_socket": c.cores_per_socket, "clock_hz": c.clock_hz,
+             "memory_bytes": c.memory_bytes, "memory_bandwidth_bps": c.memory_bandwidth_bps,
+             "numa_domains": c.numa_domains}
+    if c.copy_bandwidth_bps is not None:
+        table["copy_bandwidth_bps"] = c.copy_bandwidth_bps
+    return table
 
 
 def _leaves(table: dict[str, Any], prefix: str, atomic: tuple[str, ...]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ _Reader = Reader
 
 def _cpu(r: _Reader) -> CPU:
     r.unknown_keys({"model", "sockets", "cores_per_socket", "clock_hz", "memory_bytes",
-                    "memory_bandwidth_bps", "numa_domains"})
+                    "memory_bandwidth_bps", "numa_domains", "copy_bandwidth_bps"})
     sockets = r.count("sockets")
     return CPU(
         model=r.string("model"),  # type: ignore[arg-type]
@@ -48,6 +48,7 @@ def _cpu(r: _Reader) -> CPU:
         memory_bytes=r.positive("memory_bytes"),  # type: ignore[arg-type]
         memory_bandwidth_bps=r.bandwidth("memory_bandwidth_bps"),  # type: ignore[arg-type]
         numa_domains=r.count("numa_domains", required=False) or sockets,  # type: ignore[arg-type]
+        copy_bandwidth_bps=r.bandwidth("copy_bandwidth_bps", required=False),
     )
 
 
@@ -160,7 +161,7 @@ def _measured(r: _Reader | None) -> Measured | None:
     if r is None:
         return None
     r.unknown_keys({"origin", "date", "driver", "gpu_name", "one_byte_s", "bandwidth_bps",
-                    "curves", "gpu", "facts"})
+                    "curves", "gpu", "facts", "host_copy_bandwidth_bps"})
 
     def per_class(name: str, check: str) -> dict[str, float]:
         t = r.sub(name, required=False)
@@ -212,6 +213,7 @@ def _measured(r: _Reader | None) -> Measured | None:
         gpu_origin=gpu_origin,
         gpu_peak_flops=gpu_peaks,
         gpu_level_bandwidth_bps=gpu_levels,
+        host_copy_bandwidth_bps=r.bandwidth("host_copy_bandwidth_bps", required=False),
         facts=dict(facts),
     )
 

@@ -51,6 +51,13 @@ class CPU:
 
     ``memory_bandwidth_bps`` is the theoretical DRAM bandwidth of one socket
     (bus width x frequency x transfers per cycle, AHEAD's MemBW of eq. 9).
+    ``copy_bandwidth_bps`` is what one host thread's ``memcpy`` between
+    buffers larger than the last-level cache moves: bytes copied per second
+    (n / t, half STREAM's Copy figure, which counts the bytes read and the
+    bytes written). It sets the CUDA driver's staging copy of pageable
+    transfers (``nodecast.models.pageable``); None when no source gives it
+    (a ``[measured] host_copy_bandwidth_bps``, written by ``nodecast
+    calibrate``, overrides it: ``Machine.host_copy_bandwidth``).
     ``host`` is the host file the values were composed from (None when the
     machine file gives them all itself).
     """
@@ -62,6 +69,7 @@ class CPU:
     memory_bytes: float
     memory_bandwidth_bps: float
     numa_domains: int
+    copy_bandwidth_bps: float | None = None
     host: Host | None = field(default=None, compare=False)
 
 
@@ -176,6 +184,9 @@ class Measured:
     table...). Transfer values are keyed by copy class (``MEASURED_CLASSES``).
     GPU values (``gpu_peak_flops``, ``gpu_level_bandwidth_bps``) are measured
     maxima used by the roofline model in place of data-sheet peaks.
+    ``host_copy_bandwidth_bps`` is one host thread's memcpy rate (bytes
+    copied per second; see ``CPU.copy_bandwidth_bps``), measured by
+    ``nodecast calibrate``; ``facts["host_copy"]`` says how.
     """
 
     origin: str
@@ -188,6 +199,7 @@ class Measured:
     gpu_origin: str | None = None
     gpu_peak_flops: dict[str, PeakFlops] = field(default_factory=dict)
     gpu_level_bandwidth_bps: dict[str, float] = field(default_factory=dict)
+    host_copy_bandwidth_bps: float | None = None
     facts: dict[str, str] = field(default_factory=dict)
 
 
@@ -229,6 +241,26 @@ class Machine:
     def host_route(self, gpu: int = 0) -> tuple[Link, ...]:
         """Links between GPU ``gpu`` and the CPU socket it is attached to."""
         return self.route(f"cpu{self.gpu.cpu_socket[gpu]}", f"gpu{gpu}")
+
+    def host_copy_bandwidth(self) -> tuple[float, str] | None:
+        """One host thread's memcpy rate (bytes/s) and where it comes from, or None when nothing gives it.
+
+        A measured value (``[measured] host_copy_bandwidth_bps``) wins over
+        the ``[cpu]`` (host file or machine file) value. The text names the
+        file and, for a host file's value, whether its source comment marks it
+        ``[measured: ...]`` or ``[assumed: ...]`` (``nodecast machines show``
+        prints the comment).
+        """
+        m = self.measured
+        if m is not None and m.host_copy_bandwidth_bps is not None:
+            how = m.facts.get("host_copy", "")
+            return m.host_copy_bandwidth_bps, f"measured: {how.split(': ', 1)[0] if how else m.origin}"
+        if self.cpu.copy_bandwidth_bps is None:
+            return None
+        where = self.provenance.get("cpu.copy_bandwidth_bps", "machine file")
+        source = self.cpu.host.sources.get("cpu.copy_bandwidth_bps", "") if self.cpu.host is not None else ""
+        tag = next((t for t in ("measured", "assumed") if f"[{t}" in source), None) if where.startswith("host") else None
+        return self.cpu.copy_bandwidth_bps, where + (f", {tag}" if tag else "")
 
     def host_link(self, gpu: int = 0) -> Link:
         """The link that limits host<->GPU ``gpu`` copies (the slowest on its route)."""

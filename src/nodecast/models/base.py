@@ -85,6 +85,7 @@ def _load_builtin_models() -> None:
     import nodecast.models.baselines  # noqa: F401
     import nodecast.models.kernel_baselines  # noqa: F401
     import nodecast.models.roofline  # noqa: F401
+    import nodecast.models.scaled  # noqa: F401
     import nodecast.models.transfer  # noqa: F401
 
 

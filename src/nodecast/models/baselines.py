@@ -25,7 +25,7 @@ import numpy as np
 
 from nodecast.machines.topology import raw_rate_bps
 from nodecast.models.base import register
-from nodecast.models.transfer import PAGEABLE, Direction, TransferModelBase, describe_link
+from nodecast.models.transfer import PAGEABLE, UNKNOWN_HOST, Direction, TransferModelBase, describe_link
 from nodecast.traces.kinds import TransferClass
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class _PeakBase(TransferModelBase):
 
     def _method_notes(self, target: Machine, present: set[int]) -> list[str]:
         out = []
-        if present & {int(c) for c in PAGEABLE}:
+        if present & {int(c) for c in (*PAGEABLE, *UNKNOWN_HOST)}:
             out.append("pageable copies projected like pinned ones (staging copy ignored)")
         if int(TransferClass.DTOD) in present:
             out.append(

@@ -231,13 +231,17 @@ def bandwidth_curves(
     one_byte_fallback_s: float | None = DEFAULT_ONE_BYTE_S,
     one_byte_fallback_label: str = f"--one-byte-us default: {DEFAULT_ONE_BYTE_SOURCE}",
 ) -> Curves:
-    """Evaluate ``models`` (default: every transfer model) on each machine; see ``Curves``."""
+    """Evaluate ``models`` (default: every absolute transfer model) on each machine; see ``Curves``.
+
+    The source-scaled models (``nodecast.models.scaled``) scale measured times
+    and a synthetic trace has none: they are left out of the default.
+    """
     if not machines:
         raise InputError("no machine given", key="--machines")
     source = source or machines[0]
     classes = list(classes or DEFAULT_CLASSES)
     sizes = parse_sizes(DEFAULT_SIZES) if sizes is None else np.asarray(sizes, dtype=np.int64)
-    models = list(models or model_names("transfer"))
+    models = list(models or [m.name for m in get_models(model_names("transfer")) if not getattr(m, "source_scaled", False)])
     trace = synthetic_trace(classes, sizes)
     tc = trace.transfer_class
     frames, notes, one_byte, skipped = [], {}, {}, []

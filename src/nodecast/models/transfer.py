@@ -1,4 +1,4 @@
-"""AHEAD's data-transfer model (Abdelhafez et al.), registered as ``ahead``.
+"""AHEAD's data-transfer model (Abdelhafez et al.), registered as ``ahead``, and its eq. 9 as ``ahead-eq9``.
 
 Per TransferClass (paper: ../shared/reference/papers/ahead-data-transfer-projection.txt):
 
@@ -8,9 +8,20 @@ class              projected GPU time on the target
 htod_pinned        eq. 10: ``(L+O) + n / BW_eff`` over the GPU's host link,
                    the GPU reading host memory (PCIe eq. 4, NVLink eq. 6)
 dtoh_pinned        eq. 10, the GPU writing host memory (PCIe eq. 5, NVLink eq. 7)
-htod/dtoh_pageable eq. 9: ``(L+O) + 2n / MemBW + n / BW_eff``; MemBW is the
-                   target CPU's theoretical memory bandwidth per socket
+htod/dtoh_pageable ``ahead``: the driver's pipelined staging through pinned
+                   buffers at one host thread's copy rate
+                   (``nodecast.models.pageable``; the rate is
+                   ``Machine.host_copy_bandwidth``; where the target gives
+                   none, eq. 9 with a note). ``ahead-eq9``: eq. 9 verbatim,
+                   ``(L+O) + 2n / MemBW + n / BW_eff``, MemBW the target CPU's
+                   theoretical memory bandwidth per socket
                    (``cpu.memory_bandwidth_bps``, as the paper, line 670)
+htod/dtoh_unknown  host memory kind not recorded by the trace: projected as
+                   pageable (AHEAD section VII: nearly all the applications it
+                   traced use pageable memory) with the pinned projection as
+                   the other end of an interval (``ModelResult.low_s`` /
+                   ``high_s``) and a note; ``host_memory`` (``--host-memory
+                   pinned|pageable``) states the kind instead
 dtod               eq. 10 with the GPU's data-sheet DRAM bandwidth instead of
                    BW_eff, and its own 1-byte cost (line 684); see Decisions
 peer               eq. 10 over the route between the two GPUs
@@ -65,11 +76,11 @@ import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.machines.topology import bottleneck, raw_rate_bps
-from nodecast.models import c2c, nvlink, pcie
+from nodecast.models import c2c, nvlink, pageable, pcie
 from nodecast.models.base import ModelResult, register
 from nodecast.models.one_byte import OneByteCost, resolve_one_byte
 from nodecast.report.words import plural
-from nodecast.traces.kinds import TransferClass
+from nodecast.traces.kinds import HOST_MEMORY_KINDS, TransferClass
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Link, Machine
@@ -78,11 +89,13 @@ if TYPE_CHECKING:
 TC = TransferClass
 
 #: Host copies the GPU performs by reading host memory (host->device).
-HOST_READ = (TC.HTOD_PAGEABLE, TC.HTOD_PINNED, TC.HTOD_MANAGED)
+HOST_READ = (TC.HTOD_PAGEABLE, TC.HTOD_PINNED, TC.HTOD_MANAGED, TC.HTOD_UNKNOWN)
 #: Host copies the GPU performs by writing host memory (device->host).
-HOST_WRITE = (TC.DTOH_PAGEABLE, TC.DTOH_PINNED, TC.DTOH_MANAGED)
-#: Copies staged through a pinned buffer by the driver (eq. 9).
+HOST_WRITE = (TC.DTOH_PAGEABLE, TC.DTOH_PINNED, TC.DTOH_MANAGED, TC.DTOH_UNKNOWN)
+#: Copies staged through a pinned buffer by the driver (eq. 9, ``nodecast.models.pageable``).
 PAGEABLE = (TC.HTOD_PAGEABLE, TC.DTOH_PAGEABLE)
+#: Host copies whose host memory kind (pinned or pageable) the trace does not record.
+UNKNOWN_HOST = (TC.HTOD_UNKNOWN, TC.DTOH_UNKNOWN)
 #: Copies between two GPUs.
 GPU_TO_GPU = (TC.PEER, TC.DTOD_MANAGED)
 #: Unified-memory migrations.
@@ -93,6 +106,29 @@ HANDLED = (*HOST_READ, *HOST_WRITE, TC.DTOD, *GPU_TO_GPU)
 Direction = Literal["read", "write"]
 
 _GB = 1e9
+
+
+def _seconds(value: float) -> str:
+    """A duration in the unit the tables use (``1.25 ms``)."""
+    from nodecast.report.tables import fmt_seconds
+
+    return fmt_seconds(value)
+
+
+#: How every note about copies of unrecorded host memory starts (``unknown_host_note``).
+UNKNOWN_HOST_NOTE = "whose host memory (pinned or pageable) the trace does not record"
+
+
+def unknown_host_note(unknown: np.ndarray, stated: str | None, pageable_s: np.ndarray,
+                      pinned_s: np.ndarray | None) -> str:
+    """The note on the copies of unrecorded host memory (mask ``unknown``): how they were projected, both totals."""
+    what = f"{plural(int(unknown.sum()), 'copy', 'copies')} {UNKNOWN_HOST_NOTE}"
+    if stated is not None or pinned_s is None:
+        return f"{what}: projected as {stated} (--host-memory {stated})"
+    return (f"{what}: projected as pageable ({_seconds(float(np.nansum(pageable_s[unknown])))} in all; AHEAD "
+            f"section VII: nearly all the applications it traced use pageable memory), "
+            f"{_seconds(float(np.nansum(pinned_s[unknown])))} if pinned; both ends are the interval "
+            "<model>_low_s/_high_s of -o; state the kind with --host-memory pinned|pageable")
 
 
 def _isin(classes: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray:
@@ -171,10 +207,13 @@ class TransferModelBase(ABC):
     """Shared dispatch of the transfer models: per class, per GPU, per link, vectorized.
 
     Subclasses set the ClassVars and override ``_link_time_s``,
-    ``_staging_time_s`` and ``_dtod_time_s``. ``one_byte_given_s`` (class key
+    ``_pageable_time_s`` and ``_dtod_time_s``. ``one_byte_given_s`` (class key
     or ``"all"`` -> seconds) overrides L+O (``nodecast.models.one_byte`` step
     1; ``project(..., one_byte_s=...)`` sets it); ``one_byte_fallback_s`` is
-    the value used when nothing else gives one (step 6).
+    the value used when nothing else gives one (step 6). ``host_memory``
+    (``"pinned"``, ``"pageable"`` or None; ``project(..., host_memory=...)``
+    sets it) is the kind of the host memory of the copies whose trace does not
+    record it; None projects them both ways (see the module docstring).
     """
 
     name: ClassVar[str]
@@ -187,14 +226,15 @@ class TransferModelBase(ABC):
         self.one_byte_fallback_s = one_byte_fallback_s
         self.one_byte_fallback_label = one_byte_fallback_label
         self.one_byte_given_s: dict[str, float] = {}
+        self.host_memory: str | None = None
 
     # -- hooks ----------------------------------------------------------------
     @abstractmethod
     def _link_time_s(self, link: Link, n: np.ndarray, direction: Direction) -> np.ndarray:
         """Time on the wire of copies of ``n`` bytes over ``link``, seconds."""
 
-    def _staging_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray | None:
-        """Extra time of a pageable copy (None: staging not modelled)."""
+    def _pageable_time_s(self, link: Link, n: np.ndarray, direction: Direction, target: Machine) -> np.ndarray | None:
+        """Time of pageable copies of ``n`` bytes over ``link``, seconds, no L+O (None: like pinned ones)."""
         return None
 
     @abstractmethod
@@ -225,7 +265,11 @@ class TransferModelBase(ABC):
             return None if m is None else (m.name, str(m.path))
 
         given = tuple(sorted(self.one_byte_given_s.items()))
-        key = ("one-byte", machine_key(source), machine_key(target), tuple(present), given,
+        # The target enters the resolution only through its measured 1-byte costs (and its name beside them):
+        # keyed so, the source-scaled models' source-side projection reuses the target-side result.
+        measured = target.measured.one_byte_s if target.measured is not None else {}
+        target_key = (target.name, tuple(sorted(measured.items()))) if measured else None
+        key = ("one-byte", machine_key(source), target_key, tuple(present), given,
                self.one_byte_fallback_s, self.one_byte_fallback_label)
         return trace.memo(key, lambda: resolve_one_byte(
             trace, source, target, present, given_s=dict(given),
@@ -263,7 +307,16 @@ class TransferModelBase(ABC):
             )
         dev_t = dev % count if int(dev.max(initial=0)) >= count else dev
 
-        # Host <-> GPU copies over each GPU's host link.
+        # Host <-> GPU copies over each GPU's host link; pageable ones staged by the driver.
+        stated = self.host_memory
+        if stated is not None and stated not in HOST_MEMORY_KINDS:
+            raise InputError(f"unknown host memory kind {stated!r}", key="--host-memory",
+                             hint=f"Known: {', '.join(HOST_MEMORY_KINDS)}")
+        unknown = one_gpu & _group_mask(trace, UNKNOWN_HOST)
+        staged = one_gpu & _group_mask(trace, PAGEABLE)
+        if stated != "pinned":
+            staged = staged | unknown
+        pinned_alt = np.full(n_ops, np.nan) if stated is None and unknown.any() else None
         links_used: dict[int, Link] = {}
         for direction, group in (("read", HOST_READ), ("write", HOST_WRITE)):
             in_group = one_gpu & _group_mask(trace, group)
@@ -273,14 +326,16 @@ class TransferModelBase(ABC):
                 link = target.host_link(int(g))
                 links_used[int(g)] = link
                 transfer[sel] = self._link_time_s(link, n[sel], direction)  # type: ignore[arg-type]
+                if pinned_alt is not None:
+                    alt = sel & unknown
+                    pinned_alt[alt] = transfer[alt]
+                pg = sel & staged
+                if pg.any():
+                    t = self._pageable_time_s(link, n[pg], direction, target)  # type: ignore[arg-type]
+                    if t is not None:
+                        transfer[pg] = t
         for g, link in sorted(links_used.items()):
             notes.append(f"gpu{g} host link on {target.name}: {self._link_note(link)}")
-
-        pageable = one_gpu & _group_mask(trace, PAGEABLE)
-        if pageable.any():
-            extra = self._staging_time_s(n[pageable], target)
-            if extra is not None:
-                transfer[pageable] += extra
 
         dtod = one_gpu & (tc == TC.DTOD)
         if dtod.any():
@@ -325,31 +380,50 @@ class TransferModelBase(ABC):
             )
         notes.extend(self._method_notes(target, present))
 
+        latency = None
         if self.include_latency:
             lo = self.one_byte(trace, source, target)
             notes.extend(lo.notes())
-            time_s[handled] += lo.per_op(tc[handled])
+            latency = lo.per_op(tc[handled])
+            time_s[handled] += latency
         else:
             notes.append("L+O (1-byte cost) left out")
 
         skipped = int((~handled & (tc != TC.NOT_A_TRANSFER)).sum())
         if skipped:
             notes.append(f"{plural(skipped, 'copy', 'copies')} of kind HtoH or unclassified not projected (NaN)")
-        return ModelResult(self.name, time_s, notes=notes)
+        low = high = None
+        if unknown.any():
+            if pinned_alt is not None:
+                if latency is not None:
+                    pinned_alt[handled] += latency
+                low = np.fmin(time_s, np.where(unknown, pinned_alt, time_s))
+                high = np.fmax(time_s, np.where(unknown, pinned_alt, time_s))
+            notes.append(unknown_host_note(unknown, stated, time_s, pinned_alt))
+        return ModelResult(self.name, time_s, low_s=low, high_s=high, notes=notes)
 
 
 @register
 class AheadModel(TransferModelBase):
-    """AHEAD: LogGP with protocol-overhead effective bandwidth (eqs. 2-10)."""
+    """AHEAD: LogGP with protocol-overhead effective bandwidth (eqs. 2-8, 10); pageable copies pipelined.
+
+    Pageable copies follow ``nodecast.models.pageable`` (the driver's staging
+    through two 1-MiB pinned buffers at one host thread's copy rate,
+    overlapped with the DMA) when the target gives that rate
+    (``Machine.host_copy_bandwidth``), else eq. 9 (``_eq9_time_s``), and the
+    notes say which.
+    """
 
     name: ClassVar[str] = "ahead"
     baseline: ClassVar[bool] = False
     description: ClassVar[str] = (
-        "AHEAD data-transfer model: (L+O) + [2n/MemBW for pageable] + n/BW_eff, BW_eff from "
-        "PCIe TLP / NVLink flit overheads; D2D at GPU DRAM bandwidth"
+        "AHEAD data-transfer model: (L+O) + n/BW_eff, BW_eff from PCIe TLP / NVLink flit overheads; pageable "
+        "copies staged in 1 MiB chunks at one host thread's copy rate, overlapped with the DMA; D2D at GPU DRAM bandwidth"
     )
     #: DRAM bytes per copied byte of a device-to-device copy (read + write; see Decisions).
     dtod_dram_passes: ClassVar[int] = 2
+    #: Whether pageable copies take the pipelined staging model (False: eq. 9 verbatim).
+    pipelined_staging: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -367,8 +441,15 @@ class AheadModel(TransferModelBase):
         return wire_time_s(link, n, direction, pcie_framing=self.pcie_framing,
                            pcie_first_request=self.pcie_first_request)
 
-    def _staging_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
-        return 2.0 * n / target.cpu.memory_bandwidth_bps
+    def _eq9_time_s(self, link: Link, n: np.ndarray, direction: Direction, target: Machine) -> np.ndarray:
+        """AHEAD eq. 9 without L+O: ``2n / MemBW + n / BW_eff``, seconds."""
+        return 2.0 * n / target.cpu.memory_bandwidth_bps + self._link_time_s(link, n, direction)
+
+    def _pageable_time_s(self, link: Link, n: np.ndarray, direction: Direction, target: Machine) -> np.ndarray:
+        rate = target.host_copy_bandwidth() if self.pipelined_staging else None
+        if rate is None:
+            return self._eq9_time_s(link, n, direction, target)
+        return pageable.staged_time_s(n, lambda x: self._link_time_s(link, x, direction), rate[0], direction)
 
     def _dtod_time_s(self, n: np.ndarray, target: Machine) -> np.ndarray:
         return self.dtod_dram_passes * n / target.gpu.dram_bandwidth_bps
@@ -376,13 +457,27 @@ class AheadModel(TransferModelBase):
     def _link_note(self, link: Link) -> str:
         return describe_link(link, pcie_framing=self.pcie_framing)
 
+    def _staging_note(self, target: Machine) -> str:
+        eq9 = (f"eq. 9 with MemBW = {target.cpu.memory_bandwidth_bps / _GB:.1f} GB/s ({target.cpu.model} data "
+               "sheet, theoretical) for the 2n staging bytes")
+        if not self.pipelined_staging:
+            return f"pageable copies: {eq9}"
+        rate = target.host_copy_bandwidth()
+        if rate is None:
+            return (f"pageable copies: {target.name} gives no single-thread host copy bandwidth "
+                    f"(cpu.copy_bandwidth_bps; nodecast calibrate --host-only measures it), so {eq9} "
+                    "(AHEAD's eq. 9, which Comm|Scope shows too optimistic: a single host thread's copy limits them)")
+        return (f"pageable copies: staged by the driver in {pageable.CHUNK_BYTES >> 20} MiB chunks through "
+                f"{pageable.BUFFERS} pinned buffers at {rate[0] / _GB:.2f} GB/s, one host thread's copy rate on "
+                f"{target.name} ({rate[1]}), overlapped with the DMA (nodecast.models.pageable)")
+
     def _method_notes(self, target: Machine, present: set[int]) -> list[str]:
         out = []
-        if present & {int(c) for c in PAGEABLE}:
-            out.append(
-                f"pageable copies: eq. 9 with MemBW = {target.cpu.memory_bandwidth_bps / _GB:.1f} GB/s "
-                f"({target.cpu.model} data sheet, theoretical) for the 2n staging bytes"
-            )
+        staged = {int(c) for c in PAGEABLE}
+        if self.host_memory != "pinned":
+            staged |= {int(c) for c in UNKNOWN_HOST}
+        if present & staged:
+            out.append(self._staging_note(target))
         if int(TC.DTOD) in present:
             out.append(
                 f"device-to-device copies: {self.dtod_dram_passes}n bytes of DRAM traffic at "
@@ -396,5 +491,17 @@ class AheadNoLatencyModel(AheadModel):
     """AHEAD without the 1-byte cost L+O (AHEAD's AHEAD-MODEL-NO-LATENCY)."""
 
     name: ClassVar[str] = "ahead-no-latency"
-    description: ClassVar[str] = "AHEAD without L+O: [2n/MemBW for pageable] + n/BW_eff"
+    description: ClassVar[str] = "ahead without L+O: n/BW_eff, pageable copies staged as in ahead"
     include_latency: ClassVar[bool] = False
+
+
+@register
+class AheadEq9Model(AheadModel):
+    """AHEAD as published: pageable copies by eq. 9, ``(L+O) + 2n / MemBW + n / BW_eff``."""
+
+    name: ClassVar[str] = "ahead-eq9"
+    description: ClassVar[str] = (
+        "AHEAD as published: pageable copies by eq. 9, (L+O) + 2n/MemBW + n/BW_eff, MemBW the CPU's theoretical "
+        "memory bandwidth; pinned and D2D copies as ahead"
+    )
+    pipelined_staging: ClassVar[bool] = False

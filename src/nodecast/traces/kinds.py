@@ -68,7 +68,9 @@ class TransferClass(IntEnum):
     DTOH_MANAGED = 8
     HTOH = 9
     DTOD_MANAGED = 10
-    OTHER = 11  # a copy nodecast cannot classify (unknown direction or memory kind)
+    OTHER = 11  # a copy nodecast cannot classify (unknown direction)
+    HTOD_UNKNOWN = 12  # host->device from host memory of a kind the trace does not record
+    DTOH_UNKNOWN = 13  # device->host to host memory of a kind the trace does not record
 
     @property
     def key(self) -> str:
@@ -94,19 +96,31 @@ _LABELS = {
     TransferClass.HTOH: "HtoH",
     TransferClass.DTOD_MANAGED: "DtoD managed (UM)",
     TransferClass.OTHER: "other copy",
+    TransferClass.HTOD_UNKNOWN: "HtoD host memory unrecorded",
+    TransferClass.DTOH_UNKNOWN: "DtoH host memory unrecorded",
 }
 
-_HOST_PINNED_LIKE = (MemKind.PINNED,)
-
+#: Host memory kinds a user may state for copies whose trace does not record it (``--host-memory``).
+HOST_MEMORY_KINDS = ("pinned", "pageable")
+#: The class each unrecorded-kind class becomes when the kind is stated.
+STATED_CLASS = {
+    ("pinned", TransferClass.HTOD_UNKNOWN): TransferClass.HTOD_PINNED,
+    ("pinned", TransferClass.DTOH_UNKNOWN): TransferClass.DTOH_PINNED,
+    ("pageable", TransferClass.HTOD_UNKNOWN): TransferClass.HTOD_PAGEABLE,
+    ("pageable", TransferClass.DTOH_UNKNOWN): TransferClass.DTOH_PAGEABLE,
+}
 
 def classify_transfers(
     kind: np.ndarray, copy_kind: np.ndarray, src_mem: np.ndarray, dst_mem: np.ndarray
 ) -> np.ndarray:
     """Vectorized TransferClass (int8) for every op of a trace.
 
-    Host memory of unknown kind is treated as pageable (the conservative
-    choice: the driver stages it). Managed host memory in an explicit copy is
-    also staged like pageable memory.
+    A host<->device copy whose host side is ``MemKind.UNKNOWN`` (nvprof's
+    GPU-trace CSV, ROCm's Kineto copies) is ``HTOD_UNKNOWN`` /
+    ``DTOH_UNKNOWN``: the transfer models project it both ways, pinned and
+    pageable, unless the user states the kind (``--host-memory``). Managed
+    host memory in an explicit copy is staged by the driver like pageable
+    memory and classed so.
     """
     out = np.full(kind.shape, TransferClass.NOT_A_TRANSFER, dtype=np.int8)
     is_copy = kind == OpKind.MEMCPY
@@ -115,10 +129,14 @@ def classify_transfers(
     dtoh = is_copy & (copy_kind == CopyKind.DTOH)
     src_pinned = src_mem == MemKind.PINNED
     dst_pinned = dst_mem == MemKind.PINNED
+    src_unknown = src_mem == MemKind.UNKNOWN
+    dst_unknown = dst_mem == MemKind.UNKNOWN
     out[htod & src_pinned] = TransferClass.HTOD_PINNED
-    out[htod & ~src_pinned] = TransferClass.HTOD_PAGEABLE
+    out[htod & ~src_pinned & ~src_unknown] = TransferClass.HTOD_PAGEABLE
+    out[htod & src_unknown] = TransferClass.HTOD_UNKNOWN
     out[dtoh & dst_pinned] = TransferClass.DTOH_PINNED
-    out[dtoh & ~dst_pinned] = TransferClass.DTOH_PAGEABLE
+    out[dtoh & ~dst_pinned & ~dst_unknown] = TransferClass.DTOH_PAGEABLE
+    out[dtoh & dst_unknown] = TransferClass.DTOH_UNKNOWN
     out[is_copy & (copy_kind == CopyKind.DTOD)] = TransferClass.DTOD
     out[is_copy & (copy_kind == CopyKind.PEER)] = TransferClass.PEER
     out[is_copy & (copy_kind == CopyKind.HTOH)] = TransferClass.HTOH
