@@ -11,7 +11,7 @@ path, and what each piece of the model below rests on:
    pageable buffer has been copied to the staging memory for DMA transfer to
    device memory, but the DMA to final destination may not have completed"
    (https://docs.nvidia.com/cuda/cuda-runtime-api/api-sync-behavior.html).
-   NVIDIA's forum answer on pageable ``cudaMemcpyAsync``
+   An answer on NVIDIA's developer forum about pageable ``cudaMemcpyAsync``
    (https://forums.developer.nvidia.com/t/cudamemcpyaync-with-pageable-memory-overlap-with-kernal/238833/2):
    the data is first copied to a runtime-maintained pinned buffer, then "the
    transfer proceeds as if it were pinned", and a transfer small enough
