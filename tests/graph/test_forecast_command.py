@@ -21,10 +21,11 @@ def test_one_target_prints_the_forecast(shared_traces, capsys):
 
 
 def test_json_and_outputs(shared_traces, tmp_path, capsys):
-    """--json prints the summary; --trace writes measured and forecast timelines; -o and --table write tables."""
-    chrome, ops, table = tmp_path / "t.json", tmp_path / "ops.parquet", tmp_path / "cats.csv"
+    """--json prints the summary; --trace writes measured and forecast timelines; -o and --table write tables;
+    --png draws the one target's bar."""
+    chrome, ops, table, png = tmp_path / "t.json", tmp_path / "ops.parquet", tmp_path / "cats.csv", tmp_path / "c.svg"
     assert main(["forecast", str(shared_traces / VECTORADD), "--to", "titan", "--json", "--trace", str(chrome),
-                 "-o", str(ops), "--table", str(table)]) == 0
+                 "-o", str(ops), "--table", str(table), "--png", str(png)]) == 0
     captured = capsys.readouterr()
     s = json.loads(captured.out)
     assert s["target"] == "titan" and s["end_to_end_s"]["forecast"] > 0
@@ -33,7 +34,8 @@ def test_json_and_outputs(shared_traces, tmp_path, capsys):
     assert names[0].startswith("measured on ") and names[1] == "forecast on titan"
     assert {"forecast_start_s", "model"} <= set(pd.read_parquet(ops).columns)
     assert "category" in pd.read_csv(table).columns
-    assert captured.err.count("wrote ") == 3
+    assert "<svg" in png.read_text()
+    assert captured.err.count("wrote ") == 4
 
 
 def test_several_targets_give_one_table_and_a_chart(shared_traces, tmp_path, capsys):

@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from nodecast.graph.evaluate import compare_or_reason
 
     whole, why = compare_or_reason(args.trace_a, args.trace_b, source, target,
-                                   CostOptions(metrics=common.metrics(args), one_byte_s=given), trace_a=a, trace_b=b)
+                                   CostOptions(metrics=common.metrics(args), one_byte_s=given,
+                                               host_memory=host_memory(args)), trace_a=a, trace_b=b)
     if whole is not None:
         t.render(whole.table(), f"Whole run: A forecast on {target.name} (nodecast forecast's default models) "
                  "against B as measured", {"on A": t.fmt_seconds, "actual on B": t.fmt_seconds,

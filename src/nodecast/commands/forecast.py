@@ -22,7 +22,7 @@ import pandas as pd
 from rich.markup import escape
 
 from nodecast.commands import common
-from nodecast.commands.project import add_one_byte_option, one_byte_given
+from nodecast.commands.transfer_options import add_transfer_options, host_memory, one_byte_given
 from nodecast.report import tables as t
 
 
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "GPU[xN][@HOST] composed from a data sheet)")
     common.add_model_option(p)
     common.add_metrics_option(p)
-    add_one_byte_option(p)
+    add_transfer_options(p)
     p.add_argument("--host-scale", type=float, default=1.0, metavar="F",
                    help="multiply host time (API calls, gaps between calls) by F on the target (default 1: unchanged)")
     p.add_argument("--launch-us", type=float, default=None, metavar="US",
@@ -90,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
             check_writable(path, option)
     options = CostOptions(models=tuple(m) if (m := common.parse_models(args.models)) else None,
                           metrics=common.metrics(args), one_byte_s=one_byte_given(args), host_scale=args.host_scale,
-                          launch_latency_s=None if args.launch_us is None else args.launch_us * 1e-6).check()
-    if several or args.png:
+                          launch_latency_s=None if args.launch_us is None else args.launch_us * 1e-6,
+                          host_memory=host_memory(args)).check()
+    if several:
         return _run_targets(args, specs, options)
     return _run_one(args, specs[0], options)
 
@@ -99,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_one(args: argparse.Namespace, spec, options) -> int:  # noqa: ANN001
     from nodecast.graph import export
     from nodecast.graph.forecast import forecast, read_trace_and_api
+    from nodecast.graph.targets import comparison_of, write_chart
     from nodecast.machines import resolve_source
     from nodecast.report.export import write_table
 
@@ -110,7 +112,8 @@ def _run_one(args: argparse.Namespace, spec, options) -> int:  # noqa: ANN001
     else:
         _print(result, args.top)
     for path, write in ((args.chrome, export.write_chrome_trace), (args.output, export.write_ops),
-                        (args.table, lambda r, p: write_table(r.categories(), p))):
+                        (args.table, lambda r, p: write_table(r.categories(), p)),
+                        (args.png, lambda r, p: write_chart(comparison_of([(spec.label, r)]), p))):
         if path:
             print(f"wrote {write(result, path)}", file=sys.stderr)
     return 0
@@ -171,7 +174,9 @@ def _print(result, top: int) -> None:  # noqa: ANN001
 
 
 def _interval(low: float, mid: float, high: float) -> str:
-    return "—" if low == mid == high else f"{t.fmt_seconds(low)} – {t.fmt_seconds(high)}"
+    """``low – high``, or "—" when no model gave an interval or it rounds to one value."""
+    lo, hi = t.fmt_seconds(low), t.fmt_seconds(high)
+    return "—" if lo == hi else f"{lo} – {hi}"
 
 
 def _signed(value: object) -> str:

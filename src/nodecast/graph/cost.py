@@ -78,7 +78,10 @@ class CostOptions:
     choice); ``metrics``: Nsight Compute metrics of the source run's kernels;
     ``one_byte_s``: 1-byte costs per transfer class key (or ``"all"``), s;
     ``host_scale``: factor on host time; ``launch_latency_s``: one launch
-    latency for every launch (None: the source's calibration).
+    latency for every launch (None: the source's calibration);
+    ``host_memory``: ``"pinned"`` or ``"pageable"`` for copies whose trace
+    does not record it (None: the transfer models' own choice, an interval;
+    ``nodecast.project.project``).
     """
 
     models: tuple[str, ...] | None = None
@@ -86,6 +89,7 @@ class CostOptions:
     one_byte_s: Mapping[str, float] | None = None
     host_scale: float = 1.0
     launch_latency_s: float | None = None
+    host_memory: str | None = None
 
     def check(self) -> CostOptions:
         """The options, or InputError naming the option that is out of range."""
@@ -98,6 +102,9 @@ class CostOptions:
             raise InputError(f"must be a number of µs from 0 to 1e6 (got {lat * 1e6!r})", key="--launch-us")
         if self.models is not None and not self.models:
             raise InputError("empty model list", key="--models")
+        from nodecast.project import check_host_memory
+
+        check_host_memory(self.host_memory)
         return self
 
 
@@ -191,7 +198,8 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
     rows = graph.ops["trace_row"][gpu]
     projection = None
     if order:
-        projection = project(trace, source, target, order, metrics=opts.metrics, one_byte_s=opts.one_byte_s)
+        projection = project(trace, source, target, order, metrics=opts.metrics, one_byte_s=opts.one_byte_s,
+                             host_memory=opts.host_memory)
         open_ = np.ones(len(gpu), bool)
         for i, name in enumerate(order):
             r = projection.results[name]

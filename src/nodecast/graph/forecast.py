@@ -125,8 +125,13 @@ class ForecastResult:
         cats = sorted(set(a) | set(b), key=lambda c: -max(a.get(c, 0.0), b.get(c, 0.0)))
         rows = [{"category": c, "on_a_s": a.get(c, 0.0), "on_b_s": b.get(c, 0.0)} for c in cats]
         df = pd.DataFrame(rows, columns=["category", "on_a_s", "on_b_s"])
-        df["change_s"] = df["on_b_s"] - df["on_a_s"]
+        df["change_s"] = self._change(df["on_b_s"] - df["on_a_s"])
         return df
+
+    def _change(self, delta: pd.Series) -> pd.Series:
+        """``delta`` with float rounding (below 1e-9 of the end to end, as end - start differences leave) as 0."""
+        tol = 1e-9 * max(self.end_to_end_s, self.replayed_end_to_end_s)
+        return delta.where(delta.abs() > tol, 0.0)
 
     def movers(self, top: int = 10) -> pd.DataFrame:
         """The ops that moved the end-to-end time most: time they add to the critical path on A and on B.
@@ -148,7 +153,7 @@ class ForecastResult:
         both["name"] = names[g.ops["name_id"][op]]
         out = both.groupby(["category", "name"], sort=False).agg(
             ops=("op", "size"), on_a_s=("on_a_s", "sum"), on_b_s=("on_b_s", "sum")).reset_index()
-        out["change_s"] = out["on_b_s"] - out["on_a_s"]
+        out["change_s"] = self._change(out["on_b_s"] - out["on_a_s"])
         out = out[out["change_s"] != 0]
         return out.reindex(out["change_s"].abs().sort_values(ascending=False).index).head(top).reset_index(drop=True)
 

@@ -309,6 +309,17 @@ def summary_row(label: str, result: ForecastResult) -> dict[str, Any]:
     return row
 
 
+def comparison_of(results: Sequence[tuple[str, ForecastResult]]) -> Comparison:
+    """A Comparison of forecasts already made (``(label, result)``, one trace and source node)."""
+    first = results[0][1]
+    return Comparison(trace=first.graph.source, source=first.source.name,
+                      measured_end_to_end_s=first.measured_end_to_end_s,
+                      replayed_end_to_end_s=first.replayed_end_to_end_s,
+                      measured_busy_s=first.busy_s()["measured on A"],
+                      rows=[summary_row(label, r) for label, r in results],
+                      notes={label: r.notes for label, r in results})
+
+
 #: Worker-process cache of built graphs, by a token the client draws per comparison.
 _GRAPHS: dict[str, Any] = {}
 
