@@ -65,11 +65,15 @@ from nodecast.traces.kineto import kineto_from_document, read_kineto  # noqa: E4
 
 
 def test_nothing_evaluable_says_why(shared_traces):
-    """The H100/MI300X Kineto pair (kernels only, no metrics) raises one sentence: kinds, pairs, idle models."""
+    """The H100/MI300X Kineto pair (kernels only, no metrics) with the transfer models and the roofline (the
+    metrics-free kernel models would project it) raises one sentence: kinds, pairs, idle models."""
+    from nodecast.models.base import model_names
+
     a = read_kineto(shared_traces / "kineto_nsfw-image-detection_h100.json.gz")
     b = read_kineto(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz")
     with pytest.raises(NothingToEvaluate) as err:
-        evaluate(a, b, load_machine("h100-sxm5-server"), load_machine("h200-node"))
+        evaluate(a, b, load_machine("h100-sxm5-server"), load_machine("h200-node"),
+                 [*model_names("transfer"), "roofline", "plain-roofline"])
     message = err.value.message
     assert "\n" not in message
     for words in ("A has kernel x154, memset x2", "B has kernel x155", "26 op pairs aligned (kernel x26)",

@@ -11,10 +11,10 @@ from nodecast.traces.load import load_trace
 
 
 def test_total_covers_only_projected_ops_and_the_rest_is_apart(shared_traces):
-    """Kernels without metrics are not projected: they leave the total and form the 'not projected' row."""
+    """Kernels no chosen model projects (transfer models only) leave the total and form the 'not projected' row."""
     trace = load_trace(shared_traces / "nvprof_vectoradd-streams-1M_t4.nvvp")
     machine = load_machine("v100-pcie-server")
-    s = project(trace, machine, machine).summary().set_index("category")
+    s = project(trace, machine, machine, kind="transfer").summary().set_index("category")
     copies = s.loc[["dtoh_pinned", "htod_pinned"]]
     total, rest = s.loc[TOTAL_PROJECTED], s.loc[NOT_PROJECTED]
     assert total["ops"] == copies["ops"].sum() == 3000

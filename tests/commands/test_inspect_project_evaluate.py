@@ -66,11 +66,12 @@ def test_project_writes_every_model_side_by_side(tmp_path, capsys):
 
 
 def test_project_reports_unhandled_kernels(capsys):
-    """Kernels with no kernel model are listed as not projected, never dropped silently."""
+    """Kernels no chosen model handles (transfer models only) are listed as not projected, never dropped."""
     trace = Path(__file__).resolve().parents[2].parent / "shared/data/traces/nvprof_vectoradd-1M_t4.nvvp"
     if not trace.exists():
         pytest.skip("../shared/data is absent (a user's own clone)")
-    assert main(["project", str(trace), "--from", "t4", "--to", "h100-sxm5-server"]) == 0
+    assert main(["project", str(trace), "--from", "t4", "--to", "h100-sxm5-server", "--models",
+                 "ahead,peak-bandwidth"]) == 0
     out = capsys.readouterr().out
     assert "Ops no model could handle" in out and "kernel" in out
 
@@ -208,11 +209,11 @@ def test_project_huge_bytes_is_one_line(tmp_path, capsys):
 
 # -- totals, nothing to evaluate, --one-byte-us, counts in words ---------------------------------
 def test_project_total_row_covers_the_same_ops(shared_traces, tmp_path, capsys):
-    """The total row's source time covers the projected ops only; kernels without metrics are a row apart
+    """The total row's source time covers the projected ops only; kernels no chosen model projects are a row apart
     (on AHEAD's LAMMPS trace the total used to add their 2.88 s to the source column and nothing to the models')."""
     summary = tmp_path / "summary.csv"
     assert main(["project", str(shared_traces / "nvprof_ahead-lammps_summit-v100.nvvp"), "--from", "summit",
-                 "--to", "summit", "--summary", str(summary)]) == 0
+                 "--to", "summit", "--models", "ahead", "--summary", str(summary)]) == 0
     s = pd.read_csv(summary).set_index("category")
     copies = s.loc[["dtoh_pageable", "dtoh_pinned", "htod_pinned"]]
     assert s.loc["total projected", "ahead_s"] == pytest.approx(copies["ahead_s"].sum())
@@ -225,11 +226,13 @@ def test_project_total_row_covers_the_same_ops(shared_traces, tmp_path, capsys):
 @pytest.mark.parametrize("outputs", [[], ["--png", "OUT/box.png"], ["--png", "OUT/box.png", "-o", "OUT/pairs.csv",
                                                                     "--table", "OUT/wmape.csv"]])
 def test_evaluate_nothing_to_evaluate_is_one_line(shared_traces, tmp_path, capsys, outputs):
-    """The H100/MI300X pair has nothing a model projects: one line saying why, exit 2, no file written
-    (it was a matplotlib traceback with --png, and an all-'—' table with exit 0 without)."""
+    """The H100/MI300X pair has nothing the transfer models and the roofline (no metrics) project: one line
+    saying why, exit 2, no file written (it was a matplotlib traceback with --png, and an all-'—' table with
+    exit 0 without)."""
     argv = ["evaluate", str(shared_traces / "kineto_nsfw-image-detection_h100.json.gz"),
             str(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz"), "--from", "h100-sxm5-server",
-            "--to", "mi300x", *[a.replace("OUT", str(tmp_path)) for a in outputs]]
+            "--to", "mi300x", "--models", "ahead,peak-bandwidth,roofline",
+            *[a.replace("OUT", str(tmp_path)) for a in outputs]]
     assert main(argv) == 2
     line = _one_error_line(capsys)
     assert line.startswith("nodecast: error: nothing to evaluate: A has kernel x154, memset x2; B has kernel x155")

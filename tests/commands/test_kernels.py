@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -213,7 +214,8 @@ def test_target_metrics_identity_gives_zero_error(machines, tmp_path, capsys):
 
 @needs_v100
 def test_project_uses_kernel_model_when_metrics_are_given(machines):
-    """nodecast.project with metrics projects every kernel op with the roofline model; without, none."""
+    """nodecast.project with metrics projects every kernel op with the roofline model; without, the roofline
+    projects none and the metrics-free kernel models (wave-scaling, the ratios, the default) project all 35."""
     from nodecast.machines import load_machine
     from nodecast.project import project
     from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
@@ -225,7 +227,11 @@ def test_project_uses_kernel_model_when_metrics_are_given(machines):
     assert with_metrics.results["roofline"].handled.sum() == 35
     assert (with_metrics.results["roofline"].time_s > 0).all()
     without = project(trace, src, tgt, kind="kernel")
-    assert "roofline" in without.idle and not without.results
+    assert "roofline" in without.idle and "plain-roofline" in without.idle
+    for name in ("wave-scaling", "dram-ratio", "flops-ratio", "default-kernel"):
+        assert without.results[name].handled.sum() == 35, name
+    assert np.allclose(without.results["default-kernel"].time_s, without.results["wave-scaling"].time_s)
+    assert np.allclose(with_metrics.results["default-kernel"].time_s, with_metrics.results["roofline"].time_s)
 
 
 # -- total row, kernels whose short names coincide ------------------------------------------------

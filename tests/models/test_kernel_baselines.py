@@ -104,8 +104,9 @@ def test_plain_roofline_memory_and_compute_bound():
     assert res.time_s[1] == pytest.approx(1.37916e-3, rel=1e-5)
 
 
-def test_without_metrics_no_op_is_accepted():
-    """Built from the registry without metrics (as `nodecast project` does), the baselines accept no op."""
+def test_without_metrics_the_ratios_project_every_kernel_and_plain_roofline_none():
+    """Built from the registry without metrics (as `nodecast project` does), dram-ratio and flops-ratio project
+    the kernel from its trace duration (on a machine without compute peaks: SMs x clock), plain-roofline no op."""
     tr = Trace.from_columns({"kind": [OpKind.KERNEL, OpKind.MEMCPY], "start_ns": [0, 2_000_000],
                              "end_ns": [1_000_000, 3_000_000], "name_id": [0, -1]}, ["k"])
     bare = machine_from_dict({  # no compute peaks at all: must not matter when nothing is projected
@@ -115,11 +116,18 @@ def test_without_metrics_no_op_is_accepted():
         "gpu": {"model": "G", "count": 1, "sms": 1, "clock_hz": 1e9, "memory_bytes": 1e9,
                 "levels": {"dram": {"bandwidth_bps": 1e11}}},
         "links": [{"id": "p", "kind": "pcie", "endpoints": ["cpu0", "gpu0"], "gen": 3, "lanes": 16}]}, "bare.toml")
-    for cls in (DramRatioModel, FlopsRatioModel, PlainRooflineModel):
+    m = PlainRooflineModel()
+    assert not m.accepts(tr).any()
+    res = m.project(tr, bare, bare)
+    assert np.isnan(res.time_s).all() and "no Nsight Compute metrics" in res.notes[0]
+    for cls in (DramRatioModel, FlopsRatioModel):
         m = cls()
-        assert not m.accepts(tr).any()
-        res = m.project(tr, bare, bare)
-        assert np.isnan(res.time_s).all() and "no Nsight Compute metrics" in res.notes[0]
+        assert m.accepts(tr).tolist() == [True, False]
+        res = m.project(tr, bare, V100)
+        assert np.isnan(res.time_s[1])
+        # V100's DRAM figure is its measured 846 GB/s (Table 1), as roofline.gpu_figures takes it.
+        want = 1e-3 * (1e11 / 846e9 if cls is DramRatioModel else (1 * 1e9) / (80 * 1.5e9))
+        assert res.time_s[0] == pytest.approx(want, rel=1e-12), cls.name
 
 
 @pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v100_* files are not in {TRACES}")

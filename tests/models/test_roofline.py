@@ -377,3 +377,43 @@ def test_time_domain_equals_eq9_as_written(row, src, tgt):
             rt = min(proj.ceil_t.bw_ceil[lv][0] * proj.oi_t[lv][0], proj.ceil_t.perf_ceil[0])
         perf_t = proj.perf_s[0] / rs * rt
         assert flop / perf_t == pytest.approx(proj.time_level[lv][0], rel=1e-9)
+
+
+# -- tensor cores (issue 11): sm__inst_executed_pipe_tensor > 0 at the tensor peak of the kernel's precision ------
+
+def _tensor_metrics(tensor_inst: float, name: str = "volta_h884gemm_64x64_ldg8_nn") -> KernelMetrics:
+    """One launch of 1 ms, 1 MB of DRAM traffic and ``tensor_inst`` tensor-pipe instructions (no vector FLOP)."""
+    row = {"kernel": name, "occurrence": 0, "id": 0, "duration_s": 1e-3, "l1_bytes": 1e6, "l2_bytes": 1e6,
+           "dram_bytes": 1e6, "threads_per_inst": math.nan, "tensor_inst": tensor_inst}
+    for p in PRECISION_LETTER:
+        for o in FLOP_OPS:
+            row[f"{p}_{o}_inst"] = 0.0
+    return KernelMetrics(pd.DataFrame([row]), ["test"], frozenset())
+
+
+def test_tensor_launch_is_computed_at_the_tensor_peak():
+    """1e6 HMMA.884 on a V100 (512 FLOP each, 5.12e11 FLOP: 4.1 ms at 125 TFLOP/s, far above its 1 MB of DRAM)
+    is compute-bound on both GPUs: it projects by the FP16 tensor peak ratio (it was projected by DRAM alone,
+    its tensor work counted as no work at all)."""
+    from nodecast.machines import load_machine
+
+    v100, a100 = load_machine("v100-sxm2-16gb"), load_machine("a100-sxm4-40gb")
+    km = _tensor_metrics(1e6)
+    res = RooflineModel(km).project(trace_from_metrics(km), v100, a100)
+    ratio = v100.gpu.peak_flops_per_s("fp16_tensor") / a100.gpu.peak_flops_per_s("fp16_tensor")
+    assert res.time_s[0] == pytest.approx(1e-3 * ratio, rel=1e-9)
+    assert any("512 FLOP each on sm_70" in n and "FP16_TENSOR" in n for n in res.notes)
+
+
+def test_tensor_launch_on_unknown_architecture_scales_by_the_peak_ratio():
+    """On a source whose FLOP per tensor instruction nodecast does not know (sm_80), the launch is projected
+    compute-bound at the tensor peak ratio of the precision its name says (BF16 here), and said so."""
+    from nodecast.machines import load_machine
+
+    a100, h100 = load_machine("a100-sxm4-40gb"), load_machine("h100-sxm5-80gb")
+    km = _tensor_metrics(1e6, name="cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8")
+    res = RooflineModel(km).project(trace_from_metrics(km), a100, h100)
+    ratio = a100.gpu.peak_flops_per_s("bf16_tensor") / h100.gpu.peak_flops_per_s("bf16_tensor")
+    assert res.time_s[0] == pytest.approx(1e-3 * ratio, rel=1e-12)
+    assert res.low_s[0] == res.high_s[0] == res.time_s[0]
+    assert any("does not know on sm_80" in n for n in res.notes)

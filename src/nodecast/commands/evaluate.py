@@ -16,8 +16,9 @@ from nodecast.report.words import plural
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="project trace A onto node B and measure the error against trace B",
                        description=__doc__)
-    p.add_argument("trace_a", help="trace recorded on the source node (or sample:NAME)")
-    p.add_argument("trace_b", help="trace of the same program recorded on the target node")
+    p.add_argument("trace_a", help="trace recorded on the source node (or sample:NAME), or a folder of them")
+    p.add_argument("trace_b", help="trace of the same program recorded on the target node, or a folder of them "
+                                   "(paired with A's by file name)")
     common.add_machine_options(p, target_trace=True)
     common.add_model_option(p)
     common.add_metrics_option(p)
@@ -29,6 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    if Path(args.trace_a).is_dir() or Path(args.trace_b).is_dir():  # two folders: every pair, one table
+        from nodecast.commands.evaluate_pairs import run_pairs
+
+        return run_pairs(args)
     from nodecast.fileio import check_writable
     from nodecast.report.export import check_table_path, write_table
     from nodecast.report.figures import check_figure_path
@@ -71,6 +78,15 @@ def run(args: argparse.Namespace) -> int:
              caption="WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "
                      "over all the model's ops; 'unchanged' = the op keeps its time on A; 'scaled' = A's measured "
                      "time x the model's B/A ratio (the source run as calibration).")
+    from nodecast.evaluate_kernels import kernel_table
+
+    kernels = kernel_table(ev)
+    if len(kernels):
+        aligned = plural(int((ev.category == "kernel").sum()), "aligned launch", "aligned launches")
+        t.render(kernels, f"Kernels: MAPE and WMAPE (%) of the {aligned} (same name, launch order); totals: every "
+                 "kernel of A projected against every kernel of B",
+                 {"launches": t.fmt_int, "MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "projected_s": t.fmt_seconds,
+                  "actual_s": t.fmt_seconds, "total_error": t.fmt_pct}, console)
     unmatched = al.unmatched_summary(a, b)
     if len(unmatched):
         t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)

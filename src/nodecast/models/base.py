@@ -84,9 +84,24 @@ def _load_builtin_models() -> None:
     # Importing the modules runs their @register decorators.
     import nodecast.models.baselines  # noqa: F401
     import nodecast.models.kernel_baselines  # noqa: F401
+    import nodecast.models.kernel_default  # noqa: F401
+    import nodecast.models.kernel_wave  # noqa: F401
     import nodecast.models.roofline  # noqa: F401
     import nodecast.models.scaled  # noqa: F401
     import nodecast.models.transfer  # noqa: F401
+
+
+#: The model each kind of op gets when the caller names none (``default_model``). Kernels: roofline where
+#: Nsight Compute metrics exist, wave scaling elsewhere (``nodecast.models.kernel_default``).
+DEFAULT_MODELS: dict[str, str] = {"kernel": "default-kernel"}
+
+
+def default_model(kind: str) -> Model:
+    """A fresh instance of the default model of ``kind`` (``DEFAULT_MODELS``); InputError for a kind without one."""
+    if kind not in DEFAULT_MODELS:
+        msg = f"no default model for {kind!r} ops"
+        raise InputError(msg, key="kind", hint=f"Kinds with a default: {', '.join(DEFAULT_MODELS)}")
+    return get_models([DEFAULT_MODELS[kind]])[0]
 
 
 def model_names(kind: str | None = None) -> list[str]:

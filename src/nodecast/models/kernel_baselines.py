@@ -1,4 +1,4 @@
-"""Reference models a kernel projection must beat: bandwidth ratio, peak ratio, plain roofline.
+"""Reference models a kernel projection must beat: bandwidth ratio, compute ratio, plain roofline.
 
 Each scales the kernel's source time ``T_s`` by one ratio of the two GPUs'
 figures, taken as the roofline model takes them (``roofline.gpu_figures``:
@@ -7,19 +7,25 @@ data sheet), so that a difference between these and ``roofline`` comes from
 the modelling, not from the inputs:
 
 * ``dram-ratio``: ``T_t = T_s * BW_DRAM,s / BW_DRAM,t`` (every kernel memory-bound);
-* ``flops-ratio``: ``T_t = T_s * P_s / P_t`` with P the FMA peak of the
-  kernel's dominant precision (by FLOP; FP32 when the kernel has none)
-  (every kernel compute-bound);
+* ``flops-ratio``, the compute ratio: ``T_t = T_s * P_s / P_t`` (every kernel
+  compute-bound) with P the FMA peak of the kernel's dominant precision by
+  FLOP (FP32 when the kernel has none) where Nsight Compute metrics exist, the
+  tensor peak of its precision when it ran tensor-pipe instructions
+  (``sm__inst_executed_pipe_tensor`` > 0: the precision its name says, else
+  FP16, the only tensor type before Ampere); without metrics, the peak of the
+  precision its name says (``kernel_precision``), else ``SMs x clock``;
 * ``plain-roofline``: eq. 1 with the GPU maxima and DRAM only, no ceilings:
   ``T_t = T_s * roofline_t(OI) / roofline_s(OI)`` inverted, i.e.
   ``T_s * max(N_DRAM / BW_t, sum_p FLOP_p / P_t,p) / max(N_DRAM / BW_s, sum_p FLOP_p / P_s,p)``.
 
-Like ``roofline``, the baselines project the kernels that have Nsight Compute
-metrics (given to the constructor; ``nodecast kernels`` does it): the source
-time is ncu's duration. Built from the registry without metrics (as
-``nodecast project`` and ``evaluate`` do for every registered model) they
-accept no op, so that they never change what the transfer models are
-evaluated on, nor fail on a machine file without compute peaks.
+Where Nsight Compute metrics are given (to the constructor; ``nodecast
+kernels`` and ``--metrics`` do it), the source time of a launch with a metrics
+row is ncu's duration, as for ``roofline``. ``dram-ratio`` and ``flops-ratio``
+also project every other kernel of the trace from its own duration, so that
+``nodecast project`` and ``evaluate`` compare them with ``wave-scaling`` on any
+trace; ``plain-roofline`` needs metrics and projects nothing without them. A
+machine file without DRAM bandwidth leaves ``dram-ratio`` idle with a note
+rather than failing a transfer-only projection.
 """
 
 from __future__ import annotations
@@ -30,9 +36,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
+from nodecast.models.kernel_precision import Precisions, tensor_precision
+from nodecast.models.kernel_ratios import compute_ratio, dram_ratio
 from nodecast.models.roofline import MODEL_PRECISIONS, GpuFigures, gpu_figures
 from nodecast.report.words import plural
+from nodecast.traces.kinds import OpKind
 from nodecast.traces.ncu import KernelMetrics, join_trace
 
 if TYPE_CHECKING:
@@ -51,10 +61,15 @@ def _flop_by_precision(metrics: KernelMetrics, rows: np.ndarray) -> dict[str, np
 
 
 class _KernelBaseline(ABC):
-    """Shared plumbing: the ops with metrics, their ncu durations, the GPU figures; ``_scale`` does the rest."""
+    """Shared plumbing: the ops with metrics, their ncu durations, the GPU figures; ``_scale`` does the rest.
+
+    Subclasses that can do without metrics (``metrics_free``) project the
+    other kernels with ``_scale_free`` from their trace durations.
+    """
 
     kind: ClassVar[str] = "kernel"
     baseline: ClassVar[bool] = True
+    metrics_free: ClassVar[bool] = False
     name: ClassVar[str]
     description: ClassVar[str]
 
@@ -70,7 +85,9 @@ class _KernelBaseline(ABC):
         return rows, join[rows]
 
     def accepts(self, trace: Trace) -> np.ndarray:
-        """Kernel ops that have a metrics row (none without metrics)."""
+        """Kernel ops that have a metrics row (every kernel op for a metrics-free baseline)."""
+        if self.metrics_free:
+            return trace["kind"] == OpKind.KERNEL
         out = np.zeros(len(trace), dtype=bool)
         out[self._rows(trace)[0]] = True
         return out
@@ -79,18 +96,37 @@ class _KernelBaseline(ABC):
         """Projected times of the accepted kernel ops; NaN elsewhere."""
         rows, mrows = self._rows(trace)
         out = np.full(len(trace), np.nan)
-        if self.metrics is None:
+        if self.metrics is None and not self.metrics_free:
             return ModelResult(self.name, out, None, None, ["no Nsight Compute metrics given: no kernel projected"])
         notes: list[str] = []
         if rows.size:
             src, tgt = gpu_figures(source), gpu_figures(target, reference=source)
-            t_s = self.metrics.table["duration_s"].to_numpy(dtype=np.float64)[mrows]
-            out[rows] = self._scale(t_s, mrows, src, tgt, notes)
+            t_s = self.metrics.table["duration_s"].to_numpy(dtype=np.float64)[mrows]  # type: ignore[union-attr]
+            out[rows] = self._scale(t_s, mrows, src, tgt, notes, (source, target))
+        if self.metrics_free:
+            free = trace["kind"] == OpKind.KERNEL
+            free[rows] = False
+            free_rows = np.flatnonzero(free)
+            if free_rows.size:
+                t_s = trace.duration_ns[free_rows].astype(np.float64) * 1e-9
+                try:
+                    out[free_rows] = self._scale_free(trace, free_rows, t_s, source, target, notes)
+                except InputError as exc:  # a machine file without the figure: idle, said, not a failed projection
+                    notes.append(f"{len(free_rows):,} kernels without metrics not projected: {exc.reason}")
+                else:
+                    if rows.size:
+                        notes.insert(0, f"{len(rows):,} launches with Nsight Compute metrics (ncu durations), "
+                                        f"{len(free_rows):,} without (trace durations)")
         return ModelResult(self.name, out, None, None, notes)
+
+    def _scale_free(self, trace: Trace, rows: np.ndarray, t_s: np.ndarray, source: Machine, target: Machine,
+                    notes: list[str]) -> np.ndarray:
+        """Projected times of the kernel rows ``rows`` that have no metrics, from their trace durations ``t_s``."""
+        raise NotImplementedError
 
     @abstractmethod
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
-               notes: list[str]) -> np.ndarray:
+               notes: list[str], machines: tuple[Machine, Machine]) -> np.ndarray:
         """Projected times of the launches ``mrows`` measured at ``t_s`` seconds on the source."""
 
 
@@ -99,10 +135,18 @@ class DramRatioModel(_KernelBaseline):
     """Every kernel DRAM-bound: source time x source/target DRAM bandwidth."""
 
     name: ClassVar[str] = "dram-ratio"
-    description: ClassVar[str] = "kernel time x DRAM bandwidth ratio (source/target)"
+    description: ClassVar[str] = "kernel time x DRAM bandwidth ratio (source/target); no metrics needed"
+    metrics_free: ClassVar[bool] = True
+
+    def _scale_free(self, trace: Trace, rows: np.ndarray, t_s: np.ndarray, source: Machine, target: Machine,
+                    notes: list[str]) -> np.ndarray:
+        ratio, note = dram_ratio(source, target, self.name)
+        if note not in notes:
+            notes.append(note)
+        return t_s * ratio
 
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
-               notes: list[str]) -> np.ndarray:
+               notes: list[str], machines: tuple[Machine, Machine]) -> np.ndarray:
         bs, bt = src.bw("dram", self.name), tgt.bw("dram", self.name)
         notes.append(f"DRAM {bs / 1e9:,.0f} GB/s ({src.origin['bw.dram']}) -> {bt / 1e9:,.0f} GB/s "
                      f"({tgt.origin['bw.dram']}): x{bs / bt:.3f}")
@@ -114,10 +158,49 @@ class FlopsRatioModel(_KernelBaseline):
     """Every kernel compute-bound: source time x source/target FMA peak of its dominant precision."""
 
     name: ClassVar[str] = "flops-ratio"
-    description: ClassVar[str] = "kernel time x FMA peak ratio (source/target) of its dominant precision"
+    description: ClassVar[str] = ("kernel time x compute ratio (source/target): peak of its precision (ncu FLOP "
+                                  "counts or tensor pipe, else its name), else SMs x clock; no metrics needed")
+    metrics_free: ClassVar[bool] = True
+
+    def _scale_free(self, trace: Trace, rows: np.ndarray, t_s: np.ndarray, source: Machine, target: Machine,
+                    notes: list[str]) -> np.ndarray:
+        ratio, more = compute_ratio(source, target, Precisions(trace.names, trace["name_id"][rows]))
+        notes.extend(more)
+        return t_s * ratio
 
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
-               notes: list[str]) -> np.ndarray:
+               notes: list[str], machines: tuple[Machine, Machine]) -> np.ndarray:
+        scaled = self._fma_scale(t_s, mrows, src, tgt, notes)
+        return self._tensor_rescale(t_s, mrows, scaled, notes, machines)
+
+    def _tensor_rescale(self, t_s: np.ndarray, mrows: np.ndarray, scaled: np.ndarray, notes: list[str],
+                        machines: tuple[Machine, Machine]) -> np.ndarray:
+        """Launches that ran tensor-pipe instructions: T_s x the tensor peak ratio of their precision."""
+        table = self.metrics.table  # type: ignore[union-attr]
+        if "tensor_inst" not in table:
+            return scaled
+        tensor = np.nan_to_num(table["tensor_inst"].to_numpy(dtype=np.float64)[mrows]) > 0
+        if not tensor.any():
+            return scaled
+        source, target = machines
+        names = table["kernel"].to_numpy()[mrows]
+        keys = np.array([tensor_precision(n) for n in names], dtype=object)
+        out = scaled.copy()
+        for key in sorted(set(keys[tensor].tolist())):
+            sel = tensor & (keys == key)
+            ps, pt = source.gpu.peak_flops_per_s(key), target.gpu.peak_flops_per_s(key)
+            if not ps or not pt:
+                notes.append(f"{int(sel.sum())} launches ran tensor-pipe instructions ({key.upper()}), but "
+                             f"{source.name if not ps else target.name} gives no {key} peak: scaled by their "
+                             "vector precision")
+                continue
+            out[sel] = t_s[sel] * ps / pt
+            notes.append(f"{int(sel.sum())} launches ran tensor-pipe instructions: at the {key.upper()} peaks, "
+                         f"x{ps / pt:.3f}")
+        return out
+
+    def _fma_scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
+                   notes: list[str]) -> np.ndarray:
         flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
         stack = np.vstack([flop[p] for p in MODEL_PRECISIONS])
         no_flop = stack.max(axis=0) <= 0
@@ -146,7 +229,7 @@ class PlainRooflineModel(_KernelBaseline):
     description: ClassVar[str] = "kernel time x ratio of min(BW_DRAM x OI, peak) on each GPU (no ceilings)"
 
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
-               notes: list[str]) -> np.ndarray:
+               notes: list[str], machines: tuple[Machine, Machine]) -> np.ndarray:
         flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
         dram = np.nan_to_num(self.metrics.table["dram_bytes"].to_numpy(dtype=np.float64)[mrows])
 

@@ -50,6 +50,20 @@ becomes ``time_t(m) = R_t,m / e_m`` with the source efficiency
 floating-point work (fills, copies) project as memory-bound kernels (the
 limit of eq. 9 as FLOP -> 0) instead of 0/0.
 
+Tensor cores (the paper's kernels have none). A launch that ran tensor-pipe
+instructions (``sm__inst_executed_pipe_tensor.sum`` > 0) adds
+``FLOP_tensor = n_tensor x F_inst`` to its compute time at the tensor peak of
+its precision (``GpuFigures.tensor``: the sheet's ``*_tensor`` peaks; the
+precision from the kernel's name, else FP16, ``kernel_precision.tensor_precision``)::
+
+    t_c = FLOP / Perf_ceil + FLOP_tensor / P_tensor
+
+``F_inst``, the FLOP of one warp-level tensor instruction, depends on the
+source architecture (``TENSOR_FLOP_PER_INST``: 512 for Volta's HMMA.884, the
+factor NERSC's V100 roofline uses, FORMATS.md C.1). On a source architecture
+without a known factor the tensor launches are projected compute-bound at the
+tensor peak ratio, ``T_t = T_s x P_tensor,s / P_tensor,t``, and said so.
+
 Decisions the paper leaves open (each is said in the result's notes):
 
 * a source kernel faster than its own ceiling at a level (``e_m > 1``: the
@@ -98,6 +112,12 @@ PROJECTION_LEVELS = ("dram", "l2", "l1")
 #: Precisions the model knows, as in ``nodecast.machines.schema.PRECISIONS`` minus bf16 (no ncu counters).
 MODEL_PRECISIONS = tuple(PRECISION_LETTER)
 
+#: FLOP per warp-level tensor-pipe instruction (``sm__inst_executed_pipe_tensor``) by source target. Volta:
+#: one HMMA.884 is an 8x8x4 step of a warp quad-pair, 16 of them make an m16n16k16 mma (16x16x16x2 = 8192 FLOP),
+#: so 512 FLOP each -- NERSC's V100 hierarchical roofline counts ``512 x sm__inst_executed_pipe_tensor.sum``
+#: (../shared/reference/FORMATS.md C.1). Other architectures issue other shapes and are left out rather than guessed.
+TENSOR_FLOP_PER_INST: dict[str, float] = {"sm_70": 512.0, "sm_72": 512.0}
+
 #: Table 1 of the paper: measured maxima (HPL-like FP64 and STREAM-like per level).
 TABLE1_ORIGIN = "Van Lanker et al., Euro-Par 2024, Table 1"
 PAPER_TABLE1: dict[str, dict[str, float]] = {
@@ -144,9 +164,11 @@ class GpuFigures:
     """The maxima of one GPU the model uses, in FLOP/s and bytes/s, and where each came from.
 
     ``fma[p]``/``addmul[p]`` are eq. 2's P_FMA and P_ADDMUL for precision p;
-    ``bandwidth[level]`` is BW^max of eq. 4-5. A quantity the machine file
-    cannot give is absent. ``origin[key]`` says how a value was obtained
-    (keys ``fma.fp32``, ``bw.l2``...).
+    ``bandwidth[level]`` is BW^max of eq. 4-5; ``tensor[key]`` the tensor
+    peaks (``fp16_tensor``...) of the machine or its data sheet. A quantity the
+    machine file cannot give is absent. ``origin[key]`` says how a value was
+    obtained (keys ``fma.fp32``, ``bw.l2``...). ``target`` is the GPU's
+    instruction-set target (``sm_70``) when its data sheet is known.
     """
 
     machine: str
@@ -156,6 +178,8 @@ class GpuFigures:
     addmul: dict[str, float]
     bandwidth: dict[str, float]
     origin: dict[str, str]
+    tensor: dict[str, float] = field(default_factory=dict)
+    target: str | None = None
 
     def peak(self, precision: str, op: str, needed_by: str) -> float:
         """P_FMA (op "fma") or P_ADDMUL (op "addmul") of a precision; InputError when absent."""
@@ -242,8 +266,14 @@ def gpu_figures(machine: Machine, reference: Machine | None = None) -> GpuFigure
     if "shared" not in bw and "l1" in bw:
         bw["shared"] = bw["l1"]
         origin["bw.shared"] = "= L1 figure (shared memory lives in L1)"
+    from nodecast.machines.parts import TENSOR_PEAKS
+
+    tensor = {k: v for k in TENSOR_PEAKS if (v := machine.gpu.peak_flops_per_s(k))}
+    for k in tensor:
+        origin[f"tensor.{k}"] = "data sheet"
+    target = machine.gpu.sheet.target if machine.gpu.sheet is not None else None
     return GpuFigures(machine.name, machine.gpu.model, str(machine.path) if machine.path else None,
-                      fma, addmul, bw, origin)
+                      fma, addmul, bw, origin, tensor, target)
 
 
 # -- kernel inputs -------------------------------------------------------------------
@@ -253,7 +283,11 @@ class KernelInputs:
 
     ``inst[(precision, op)]`` are thread-instruction counts (op in fma, add,
     mul); bytes are ncu's traversing counts; ``shared_wavefronts`` NaN means
-    conflict-free; ``threads_per_inst`` NaN means 32.
+    conflict-free; ``threads_per_inst`` NaN means 32. ``tensor_inst`` are
+    warp-level tensor-pipe instructions (0 when not profiled), ``tensor_key``
+    the tensor peak each launch uses (``kernel_precision.tensor_precision``),
+    ``tensor_flop`` their FLOP once the source's FLOP per instruction is known
+    (``with_tensor_flop``; zeros until then).
     """
 
     time_s: np.ndarray
@@ -264,6 +298,24 @@ class KernelInputs:
     shared_bytes: np.ndarray
     shared_wavefronts: np.ndarray
     threads_per_inst: np.ndarray
+    tensor_inst: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    tensor_key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    tensor_flop: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        n = len(self.time_s)
+        if len(self.tensor_inst) != n:
+            self.tensor_inst = np.zeros(n)
+        if len(self.tensor_key) != n:
+            self.tensor_key = np.full(n, "fp16_tensor", dtype=object)
+        if len(self.tensor_flop) != n:
+            self.tensor_flop = np.zeros(n)
+
+    def with_tensor_flop(self, flop_per_inst: float) -> KernelInputs:
+        """The same inputs with ``tensor_flop = tensor_inst x flop_per_inst``."""
+        from dataclasses import replace
+
+        return replace(self, tensor_flop=self.tensor_inst * flop_per_inst)
 
     @classmethod
     def from_metrics(cls, metrics: KernelMetrics) -> KernelInputs:
@@ -285,6 +337,8 @@ class KernelInputs:
             conf = t["shared_bank_conflicts"].to_numpy(dtype=np.float64)
             est = shared / SHARED_BYTES_PER_CYCLE_MAX + conf
             wf = np.where(np.isfinite(wf), wf, np.where(np.isfinite(conf), est, np.nan))
+        from nodecast.models.kernel_precision import tensor_precision
+
         return cls(
             time_s=t["duration_s"].to_numpy(dtype=np.float64),
             inst=inst,
@@ -294,15 +348,17 @@ class KernelInputs:
             shared_bytes=shared,
             shared_wavefronts=wf,
             threads_per_inst=col("threads_per_inst", WARP_SIZE),
+            tensor_inst=col("tensor_inst", 0.0),
+            tensor_key=np.array([tensor_precision(str(k)) for k in t["kernel"]], dtype=object),
         )
 
     def __len__(self) -> int:
         return len(self.time_s)
 
     def flop(self, inst: Mapping[tuple[str, str], np.ndarray] | None = None) -> np.ndarray:
-        """FLOP per launch: 2 per FMA, 1 per ADD or MUL, summed over precisions."""
+        """FLOP per launch: 2 per FMA, 1 per ADD or MUL, summed over precisions, plus the tensor FLOP."""
         inst = self.inst if inst is None else inst
-        total = np.zeros(len(self))
+        total = self.tensor_flop.astype(np.float64, copy=True)
         for p in MODEL_PRECISIONS:
             total += 2.0 * inst[(p, "fma")] + inst[(p, "add")] + inst[(p, "mul")]
         return total
@@ -368,6 +424,15 @@ def ceilings(inp: KernelInputs, inst: Mapping[tuple[str, str], np.ndarray], fig:
             flop += f_p
         perf_mix = np.where(flop > 0, flop / mix_time, np.nan)
         perf_ceil = np.where(flop > 0, flop / t_compute, np.nan)
+    tensor = inp.tensor_flop > 0
+    if tensor.any():
+        for key in sorted(set(inp.tensor_key[tensor].tolist())):
+            sel = tensor & (inp.tensor_key == key)
+            if key not in fig.tensor:
+                raise InputError(f"no {key.upper()} peak for {fig.model} ({int(sel.sum())} launches ran tensor-pipe "
+                                 "instructions)", path=fig.path, key=f"peak_flops.{key}",
+                                 hint="Add the tensor peak to the GPU's data sheet or machine file")
+            t_compute = t_compute + np.where(sel, inp.tensor_flop / fig.tensor[key], 0.0)
     hits = inp.hits()
     any_shared = bool((hits["shared"] > 0).any())
     t_level = {}
@@ -522,6 +587,41 @@ def project_kernels(
         low_s=low, high_s=high, time_s=mean, bound_s=_bound(c_s), bound_t=_bound(c_t), notes=notes)
 
 
+def _tensor_inputs(inp: KernelInputs, src: GpuFigures) -> tuple[KernelInputs, np.ndarray, list[str]]:
+    """Tensor FLOP of the launches that ran tensor-pipe instructions, where the source's FLOP per
+    instruction is known; else those launches, to project by the tensor peak ratio (``_tensor_by_ratio``)."""
+    tensor = inp.tensor_inst > 0
+    none = np.zeros(len(inp), dtype=bool)
+    if not tensor.any():
+        return inp, none, []
+    keys = ", ".join(sorted({k.upper() for k in inp.tensor_key[tensor].tolist()}))
+    factor = TENSOR_FLOP_PER_INST.get(src.target or "")
+    if factor:
+        return inp.with_tensor_flop(factor), none, [
+            f"{int(tensor.sum())} of {plural(len(inp), 'launch', 'launches')} ran tensor-pipe instructions: "
+            f"{factor:g} FLOP each on {src.target} (TENSOR_FLOP_PER_INST), computed at the {keys} tensor peaks"]
+    return inp, tensor, [
+        f"{int(tensor.sum())} of {plural(len(inp), 'launch', 'launches')} ran tensor-pipe instructions, whose FLOP "
+        f"per instruction nodecast does not know on {src.target or 'a GPU without data sheet'}: projected "
+        f"compute-bound at the {keys} tensor peak ratio"]
+
+
+def _tensor_by_ratio(proj: RooflineProjection, rows: np.ndarray, src: GpuFigures, tgt: GpuFigures) -> list[str]:
+    """Set the launches ``rows`` to ``T_s x P_tensor,s / P_tensor,t`` (interval of one point); notes for the
+    launches whose tensor peak one GPU lacks (they keep the roofline's vector-only projection)."""
+    notes = []
+    for key in sorted(set(proj.inputs.tensor_key[rows].tolist())):
+        sel = rows & (proj.inputs.tensor_key == key)
+        ps, pt = src.tensor.get(key), tgt.tensor.get(key)
+        if not ps or not pt:
+            notes.append(f"{int(sel.sum())} tensor launches ({key.upper()}): no such peak for "
+                         f"{src.model if not ps else tgt.model}; projected without their tensor work")
+            continue
+        t = proj.inputs.time_s[sel] * ps / pt
+        proj.time_s[sel], proj.low_s[sel], proj.high_s[sel] = t, t, t
+    return notes
+
+
 def figures_notes(source: GpuFigures, target: GpuFigures) -> list[str]:
     """Notes naming the figures used on both GPUs and their origin."""
     return [f"source {source.describe()}", f"target {target.describe()}"]
@@ -581,12 +681,14 @@ class RooflineModel:
         sub = self.metrics.take(join[rows])
         inp = KernelInputs.from_metrics(sub)
         src, tgt = gpu_figures(source), gpu_figures(target, reference=source)
+        inp, by_ratio, tensor_notes = _tensor_inputs(inp, src)
         target_inst = None
         sass_notes: list[str] = []
         if self.sass is not None:
             target_inst, sass_notes = self.sass.target_inst(sub, inp.inst)
         proj = project_kernels(inp, src, tgt, target_inst)
-        notes = figures_notes(src, tgt) + list(self.metrics.notes) + sass_notes + proj.notes
+        tensor_notes += _tensor_by_ratio(proj, by_ratio, src, tgt)
+        notes = figures_notes(src, tgt) + list(self.metrics.notes) + sass_notes + proj.notes + tensor_notes
         clk = clock_note(self.metrics, source)
         if clk:
             notes.append(clk)
@@ -772,13 +874,15 @@ def project_metrics(
     from nodecast.traces.ncu import trace_from_metrics
 
     instances = get_models(models, kind="kernel" if models is None else None)
+    if models is None:  # with metrics for every launch, the default model is the roofline: not shown twice
+        instances = [m for m in instances if m.name != "default-kernel"]
     for m in instances:
         if m.kind != "kernel":
             raise InputError(f"model {m.name!r} is a {m.kind} model, not a kernel model", key="--models")
         if hasattr(m, "metrics"):
             m.metrics = metrics  # type: ignore[attr-defined]
-        if isinstance(m, RooflineModel):
-            m.sass = sass
+        if hasattr(m, "sass"):
+            m.sass = sass  # type: ignore[attr-defined]
     trace = trace_from_metrics(metrics)
     results: dict[str, ModelResult] = {}
     detail: RooflineProjection | None = None

@@ -39,8 +39,9 @@ shared-memory bank efficiency     ``l1tex__data_pipe_lsu_wavefronts_``    confli
                                                                           bytes/128 + conflicts
 active threads per warp inst.     ``smsp__thread_inst_executed_per_``     32 assumed, full warps (noted)
                                   ``inst_executed.ratio``
-tensor-pipe instructions          ``sm__inst_executed_pipe_tensor.sum``   informational only: tensor-core FLOP are not
-                                                                          modelled (noted when non-zero)
+tensor-pipe instructions          ``sm__inst_executed_pipe_tensor.sum``   taken as 0; when present and non-zero the
+                                                                          roofline computes those launches at the
+                                                                          tensor peak of their precision
 ================================  ======================================  ==========================================
 
 The output is a :class:`KernelMetrics`: a pandas DataFrame with one row per
@@ -531,7 +532,7 @@ def _check_required(table: pd.DataFrame, present: frozenset[str], values: dict[s
         used = int(np.nansum(values[TENSOR_INST] > 0))
         if used:
             notes.append(f"{used} launches executed tensor-pipe instructions ({TENSOR_INST} > 0): "
-                         "tensor-core FLOP are not counted nor modelled")
+                         "modelled at the tensor peak of their precision")
 
 
 def _who(table: pd.DataFrame, i: int) -> str:

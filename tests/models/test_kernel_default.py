@@ -1,0 +1,91 @@
+"""The default kernel model: roofline where metrics exist, wave scaling elsewhere, per op; the registry's choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodecast.errors import InputError
+from nodecast.machines import load_machine
+from nodecast.models.base import DEFAULT_MODELS, default_model
+from nodecast.models.kernel_default import DefaultKernelModel
+from nodecast.models.kernel_wave import WaveScalingModel
+from nodecast.models.roofline import RooflineModel
+from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+V100_FILES = sorted(TRACES.glob("ncu-csv_v100_*.csv"))
+needs_v100 = pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v100_* files are not in {TRACES}")
+
+
+def table1_machine(gpu: str, fp32: float, dram: float):  # noqa: ANN201
+    """A one-GPU machine file with data-sheet FP32 peak and DRAM bandwidth and Table 1's measured maxima."""
+    import tomllib
+
+    from nodecast.machines.loader import machine_from_dict
+    from nodecast.models.roofline import measured_gpu_toml
+
+    return machine_from_dict({
+        "schema_version": 1, "name": gpu.lower(), "description": gpu,
+        "cpu": {"model": "c", "sockets": 1, "cores_per_socket": 4, "clock_hz": 2e9, "memory_bytes": 1e10,
+                "memory_bandwidth_bps": 1e11},
+        "gpu": {"model": gpu, "count": 1, "sms": 80, "clock_hz": 1.5e9, "memory_bytes": 1.6e10,
+                "peak_flops": {"fp32": {"fma": fp32, "addmul": fp32 / 2}},
+                "levels": {"dram": {"bandwidth_bps": dram}}},
+        "links": [{"id": "p", "kind": "pcie", "endpoints": ["cpu0", "gpu0"], "gen": 3, "lanes": 16}],
+        "measured": tomllib.loads(measured_gpu_toml(gpu))["measured"]}, f"{gpu}.toml")
+
+
+def test_registry_default_for_kernels():
+    """default_model('kernel') is the default-kernel model; a kind without a default is a clear error."""
+    assert DEFAULT_MODELS["kernel"] == "default-kernel"
+    assert isinstance(default_model("kernel"), DefaultKernelModel)
+    with pytest.raises(InputError, match="no default model for 'sync' ops"):
+        default_model("sync")
+
+
+@needs_v100
+def test_roofline_for_ops_with_metrics_wave_scaling_for_the_rest():
+    """With metrics for the first 10 of 35 launches, those 10 get the roofline's times and interval, the other 25
+    wave scaling's, and the notes count both."""
+    v100, h100 = table1_machine("V100", 15.7e12, 900e9), table1_machine("H100", 66.9e12, 3.35e12)
+    full = read_ncu_csv(V100_FILES)
+    trace = trace_from_metrics(full)
+    some = full.take(np.arange(10))
+    res = DefaultKernelModel(some).project(trace, v100, h100)
+    roof = RooflineModel(some).project(trace, v100, h100)
+    wave = WaveScalingModel().project(trace, v100, h100)
+    np.testing.assert_array_equal(res.time_s[:10], roof.time_s[:10])
+    np.testing.assert_array_equal(res.low_s[:10], roof.low_s[:10])
+    np.testing.assert_array_equal(res.time_s[10:], wave.time_s[10:])
+    np.testing.assert_array_equal(res.high_s[10:], wave.high_s[10:])
+    assert res.notes[0] == "10 of 35 kernel ops by roofline (they have Nsight Compute metrics), 25 by wave-scaling"
+    assert any(n.startswith("roofline: ") for n in res.notes) and any(n.startswith("wave-scaling: ") for n in res.notes)
+
+
+def test_without_metrics_it_is_wave_scaling():
+    """Without metrics every kernel is projected by wave scaling, and the note says no metrics were given."""
+    from nodecast.traces.kinds import OpKind
+    from nodecast.traces.trace import Trace
+
+    tr = Trace.from_columns({"kind": [OpKind.KERNEL, OpKind.MEMCPY], "start_ns": [0, 5], "end_ns": [4, 9],
+                             "name_id": [0, -1]}, ["k"])
+    gpu = load_machine("t4")
+    res = DefaultKernelModel().project(tr, gpu, load_machine("l4"))
+    assert np.isfinite(res.time_s[0]) and np.isnan(res.time_s[1])
+    assert res.notes[0].endswith("(no metrics given)")
+
+
+@needs_v100
+def test_roofline_without_its_figures_falls_back_to_wave_scaling():
+    """Nodes composed from data sheets have no L2 bandwidth: the roofline cannot run, the note says why, and its
+    ops are projected by wave scaling rather than failing the projection."""
+    v100, h100 = load_machine("v100-sxm2-16gb"), load_machine("h100-sxm5-80gb")
+    full = read_ncu_csv(V100_FILES)
+    trace = trace_from_metrics(full)
+    res = DefaultKernelModel(full).project(trace, v100, h100)
+    assert np.isfinite(res.time_s).all()
+    assert res.notes[0].startswith("0 of 35 kernel ops by roofline")
+    assert any("roofline not used" in n and "no L2 bandwidth" in n for n in res.notes)
