@@ -6,10 +6,13 @@ Run with Debian's interpreter, which imports ``simgrid`` (python3-simgrid 3.32):
 
 The JSON holds ``links`` ([{"bw": bytes/s, "lat": s}]), ``hosts`` (names),
 ``routes`` ([{"src", "dst", "links": [link index...]}]) and ``flows``
-([{"name", "src", "dst", "size": bytes (int), "start": s, "sleep": s}]). Each
-flow is one actor on its source host that sleeps until ``start + sleep`` and
-then sends ``size`` bytes with ``Comm.sendto``; the time its send returns is
-printed as JSON ``{"name": completion time (s)}``. Several independent
+([{"name", "src", "dst", "size": bytes (int), "start": s, "sleep": s,
+"rate": bytes/s (optional)}]). Each flow is one actor on its source host that
+sleeps until ``start + sleep`` and then sends ``size`` bytes with
+``Comm.sendto`` (or, with a ``rate``, a mailbox comm capped by
+``Comm.set_rate``, which SimGrid 3.32 accepts only on a comm made by
+``Mailbox.put_init``; a receiver actor waits on the destination from time 0);
+the time its send returns is printed as JSON ``{"name": completion time (s)}``. Several independent
 scenarios can share one platform as long as their hosts and links are
 disjoint. This file deliberately imports nothing from nodecast.
 """
@@ -20,7 +23,7 @@ import sys
 import tempfile
 
 import simgrid
-from simgrid import Actor, Comm, Engine, Host, this_actor
+from simgrid import Actor, Comm, Engine, Host, Mailbox, this_actor
 
 CONFIG = [
     "--cfg=network/model:CM02",
@@ -67,14 +70,25 @@ def main():
         os.unlink(xml.name)
     done = {}
 
-    def sender(name, src, dst, size, when):
+    def sender(name, src, dst, size, when, rate):
         this_actor.sleep_until(when)
-        Comm.sendto(Host.by_name(src), Host.by_name(dst), size)
+        if rate is None:
+            Comm.sendto(Host.by_name(src), Host.by_name(dst), size)
+        else:
+            comm = Mailbox.by_name(name).put_init(name, size)
+            comm.set_rate(rate)
+            comm.wait()
         done[name] = Engine.clock
+
+    def receiver(name):
+        Mailbox.by_name(name).get()
 
     for flow in spec["flows"]:
         when = flow["start"] + flow.get("sleep", 0.0)
-        Actor.create(flow["name"], Host.by_name(flow["src"]), sender, flow["name"], flow["src"], flow["dst"], int(flow["size"]), when)
+        Actor.create(flow["name"], Host.by_name(flow["src"]), sender, flow["name"], flow["src"], flow["dst"], int(flow["size"]), when,
+                     flow.get("rate"))
+        if flow.get("rate") is not None:
+            Actor.create(flow["name"] + "-recv", Host.by_name(flow["dst"]), receiver, flow["name"])
     engine.run()
     json.dump({"simgrid": simgrid.simgrid_version if hasattr(simgrid, "simgrid_version") else None, "done": done}, sys.stdout)
 

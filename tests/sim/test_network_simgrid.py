@@ -13,8 +13,9 @@ REL_TOL = 1e-6
 N_SCENARIOS = 60
 
 
-def random_scenario(seed: int) -> dict:
-    """A random platform (links, routes with repeated links) and random concurrent transfers."""
+def random_scenario(seed: int, bounds: bool = False) -> dict:
+    """A random platform (links, routes with repeated links) and random concurrent transfers (with ``bounds``,
+    half of them capped at a random rate between 2 % and 100 % of their route's slowest link)."""
     rng = random.Random(seed)
     n_hosts = rng.randint(2, 6)
     n_links = rng.randint(1, 8)
@@ -36,6 +37,9 @@ def random_scenario(seed: int) -> dict:
         size = int(10 ** rng.uniform(5, 8.5))
         start = 0.0 if rng.random() < 0.3 else rng.uniform(0, 0.05)
         flows.append({"i": i, "src": a, "dst": b, "size": size, "start": start})
+        if bounds and rng.random() < 0.5:
+            slowest = min(links[link]["bw"] for link in routes[(a, b)])
+            flows[-1]["rate"] = slowest * rng.uniform(0.02, 1.0)
     return {"seed": seed, "n_hosts": n_hosts, "links": links, "routes": routes, "flows": flows}
 
 
@@ -52,7 +56,8 @@ def simulate_ours(sc: dict, sharing: str) -> dict[str, float]:
     def start(flow):
         lat = route_latency(sc, flow["src"], flow["dst"])
         name = f"s{sc['seed']}f{flow['i']}"
-        net.transfer(sc["routes"][(flow["src"], flow["dst"])], flow["size"], lat, lambda _: done.__setitem__(name, env.now))
+        net.transfer(sc["routes"][(flow["src"], flow["dst"])], flow["size"], lat, lambda _: done.__setitem__(name, env.now),
+                     bound_bps=flow.get("rate"))
 
     for flow in sc["flows"]:
         env.schedule_at(flow["start"], start, flow)
@@ -81,6 +86,7 @@ def oracle_spec(scenarios: list[dict], sharing: str) -> dict:
                     "size": flow["size"],
                     "start": flow["start"],
                     "sleep": sleep,
+                    **({"rate": flow["rate"]} if "rate" in flow else {}),
                 }
             )
     return spec
@@ -99,6 +105,21 @@ def test_random_contention_matches_simgrid(simgrid_oracle, sharing):
     worst = max(abs(ours[k] - theirs[k]) / theirs[k] for k in ours)
     bad = {k: (ours[k], theirs[k]) for k in ours if abs(ours[k] - theirs[k]) > REL_TOL * theirs[k]}
     assert not bad, f"{len(bad)} flows differ (worst relative error {worst:.3g}): {dict(list(bad.items())[:5])}"
+
+
+@pytest.mark.simgrid
+def test_rate_bounded_flows_match_simgrid(simgrid_oracle):
+    """Random concurrent transfers, half of them capped by a rate bound (SimGrid's Comm.set_rate), finish at
+    SimGrid's times (1e-6 relative) under max-min sharing."""
+    scenarios = [random_scenario(seed, bounds=True) for seed in range(100, 100 + N_SCENARIOS)]
+    assert sum("rate" in f for sc in scenarios for f in sc["flows"]) > 100
+    theirs = simgrid_oracle(oracle_spec(scenarios, "maxmin"))
+    ours: dict[str, float] = {}
+    for sc in scenarios:
+        ours.update(simulate_ours(sc, "maxmin"))
+    assert set(ours) == set(theirs)
+    bad = {k: (ours[k], theirs[k]) for k in ours if abs(ours[k] - theirs[k]) > REL_TOL * theirs[k]}
+    assert not bad, f"{len(bad)} flows differ: {dict(list(bad.items())[:5])}"
 
 
 @pytest.mark.simgrid

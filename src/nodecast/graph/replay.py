@@ -13,11 +13,12 @@ edges say: stream order, copy-engine order and host threads are all edges.
 It is compiled with numba (``@njit(cache=True)``, imported on first use:
 about 5 ms per million ops after a one-off compile of under a second).
 
-Extension point for link sharing (phase B): copies that overlap on one link
-share its bandwidth (fluid max-min), which makes a copy's duration depend on
-the schedule. ``OpGraph.ops["engine"]``, ``transfer_class``, ``device`` and
-``bytes`` say which op is a copy on which link; a sharing-aware replay runs
-the event engine over those copies and this single pass over the rest.
+Link sharing: copies that overlap on one link share its bandwidth (fluid
+max-min), which makes a copy's duration depend on the schedule.
+``event_replay.replay_shared`` decides from the graph and the machine's routes
+whether anything can share (and keeps this single pass when nothing does), and
+otherwise runs the simulator's event engine over the copies and this
+recurrence, compiled, over the rest.
 
 ``replay_reference`` is the same recurrence in plain Python, kept for tests.
 ``topological_order`` (Kahn's algorithm, compiled) is used by the builder.

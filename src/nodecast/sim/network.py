@@ -17,6 +17,13 @@ component of flows and links that the change touches (the other components'
 rates cannot change). Completion events carry a version number; a flow whose
 rate changed gets a new event and its old one is ignored when it pops.
 
+A flow may carry a *rate bound* (``transfer(..., bound_bps=B)``): it never
+goes faster than B even on idle links, as a copy whose own cost (DMA setup,
+per-chunk overheads) caps it below the link's capacity. Bounded max-min
+fairness raises every unfixed rate together until a link saturates or a flow
+reaches its bound, whichever comes first; flows without a bound are shared
+exactly as before (SimGrid's ``Comm.set_rate``, checked against SimGrid too).
+
 Two sharing policies:
 
 ``"maxmin"`` (default)
@@ -53,16 +60,18 @@ SHARING_POLICIES = ("maxmin", "cm02")
 #: one saturate in the same round of progressive filling.
 _TIE_REL = 1e-12
 
-#: A sharing class: (route id, weight).
-SharingClass = tuple[int, float]
+#: A sharing class: (route id, weight), or (route id, weight, rate bound in bytes/s).
+SharingClass = tuple[int, float] | tuple[int, float, float]
 
 
 class Flow:
     """One transfer: its route, remaining bytes and current rate.
 
     ``coefs`` is a tuple of ``(link_index, times_crossed)`` pairs; ``cls`` is
-    the flow's sharing class ``(route id, weight)``: flows of one class always
-    get the same rate.
+    the flow's sharing class ``(route id, weight[, bound])``: flows of one
+    class always get the same rate. ``rate_bps`` keeps the last rate after the
+    flow ended and ``version`` counts rate assignments (1: the flow kept the
+    rate it started with).
     """
 
     __slots__ = (
@@ -192,15 +201,20 @@ class FluidNetwork:
         arg: Any = None,
         *,
         weight: float | None = None,
+        bound_bps: float | None = None,
     ) -> Flow:
         """Start a transfer now; ``on_done(arg)`` runs when its last byte arrives.
 
         ``route`` lists link indices (a link may appear more than once);
         ``latency_s`` is the route's latency; ``weight`` overrides the sharing
-        policy's weight (rate is proportional to weight on a bottleneck).
+        policy's weight (rate is proportional to weight on a bottleneck);
+        ``bound_bps`` caps the flow's rate (bytes/s, > 0; None: no cap).
         """
         if size_bytes < 0 or latency_s < 0:
             msg = f"size ({size_bytes!r} B) and latency ({latency_s!r} s) must be >= 0"
+            raise ValueError(msg)
+        if bound_bps is not None and not bound_bps > 0:
+            msg = f"rate bound must be > 0 bytes/s (got {bound_bps!r})"
             raise ValueError(msg)
         key = route if type(route) is tuple else tuple(route)
         rid = self._route_ids.get(key)
@@ -210,7 +224,8 @@ class FluidNetwork:
         if weight is None:
             weight = 1.0 if self.sharing == "maxmin" or latency_s <= 0 else 1.0 / latency_s
         env = self.env
-        flow = Flow(self._next_fid, coefs, (rid, weight), size_bytes, latency_s, weight, env.now, on_done, arg)
+        cls = (rid, weight) if bound_bps is None else (rid, weight, float(bound_bps))
+        flow = Flow(self._next_fid, coefs, cls, size_bytes, latency_s, weight, env.now, on_done, arg)
         self._next_fid += 1
         if latency_s > 0:
             heappush(env.queue, (env.now + latency_s, next(env.counter), self._activate, flow))
@@ -278,7 +293,6 @@ class FluidNetwork:
         now = self.env.now
         del self.active[flow.fid]
         flow.remaining_bytes = 0.0
-        flow.rate_bps = 0.0
         flow.end_s = now
         cls = flow.cls
         members = self._class_flows[cls]
@@ -370,7 +384,7 @@ class FluidNetwork:
                 heappush(queue, (now + new_flow.remaining_bytes / rate, next(counter), complete, (new_flow, 1)))
 
     def _solve(self, key: tuple[tuple[SharingClass, int], ...]) -> dict[SharingClass, float]:
-        """Progressive filling (weighted max-min, per-link coefficients) for ``key`` = ((class, flows), ...)."""
+        """Progressive filling (weighted max-min, per-link coefficients, rate bounds) for ``key`` = ((class, flows), ...)."""
         cap = self.capacity_bps
         route_coefs = self._route_coefs
         remaining: dict[int, float] = {}
@@ -389,12 +403,41 @@ class FluidNetwork:
                 unfixed_on[link] += 1
                 members[link].append((cls, n))
         rates: dict[SharingClass, float] = {}
+        # NOTE: bounded classes, by the fill level (rate / weight) at which they reach their bound;
+        # without any (the simulator's flows) the loop below is the plain progressive filling.
+        bounded = sorted((cls[2] / cls[1], cls, n) for cls, n in key if len(cls) > 2)
+        nb = 0
         while usage:
             share = float("inf")
             for link, u in usage.items():
                 v = remaining[link] / u
                 if v < share:
                     share = v
+            if nb < len(bounded):
+                while nb < len(bounded) and bounded[nb][1] in rates:
+                    nb += 1
+                if nb < len(bounded) and bounded[nb][0] <= share:
+                    # A bound comes first: those classes run at their bound, the rest keep filling.
+                    level = bounded[nb][0]
+                    while nb < len(bounded) and bounded[nb][0] <= level:
+                        _, cls, n = bounded[nb]
+                        nb += 1
+                        if cls in rates:
+                            continue
+                        rate = cls[2]
+                        rates[cls] = rate
+                        w = cls[1]
+                        for l2, count in route_coefs[cls[0]]:
+                            if l2 in usage:
+                                r = remaining[l2] - n * count * rate
+                                remaining[l2] = r if r > 0.0 else 0.0
+                                left = unfixed_on[l2] - 1
+                                unfixed_on[l2] = left
+                                if left == 0:
+                                    del usage[l2]
+                                else:
+                                    usage[l2] -= n * count * w
+                    continue
             limit = share * (1.0 + _TIE_REL)
             saturated = [link for link, u in usage.items() if remaining[link] / u <= limit]
             for link in saturated:

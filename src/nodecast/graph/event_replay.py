@@ -1,0 +1,599 @@
+"""Replay an OpGraph when copies share links: the simulator's event engine and fluid network.
+
+The single pass of ``replay.py`` gives every op its own duration. That is
+exact until two copies that overlap in time cross one link (several GPUs
+behind one PCIe switch, peer copies, both directions of one host bridge):
+then each gets a share of the link and lasts longer. ``replay_shared`` runs
+the same recurrence (``replay.py``, equations 1-2)
+
+    start[v] = max(start_s + release_s[v], max over in-edges T_anchor(u) + lag)
+    end[v]   = start[v] + duration[v]
+
+except for two kinds of *event ops*:
+
+copies on the network
+    a copy with a route on the machine (``CopyLinks``: host-to-device,
+    device-to-host, peer) is a flow of the simulator's fluid network
+    (``nodecast.sim.network``, max-min sharing checked against SimGrid):
+    ``latency_s`` elapses, then ``bytes`` drain at the copy's max-min share
+    of every link on its route, never above its own rate ``rate_bps`` (the
+    rate it has alone: its transfer model's). Alone, it lasts
+    ``latency_s + bytes / rate_bps``, which is its duration on both paths.
+ops that need a free unit
+    copies need a copy engine of their device and direction (HtoD, DtoH,
+    peer, host-to-host: the graph's ``params["copy_engines"]`` per device),
+    kernels a kernel slot of their device when ``max_concurrent_kernels``
+    is given. An op that finds every unit busy waits (first come, first
+    served) and starts when one frees. Machine files give neither count, so
+    engines come from the graph (the trace's recorded copy engines, or
+    ``--copy-engines``) and kernels of different streams run concurrently
+    without limit unless asked, as in the single pass. With one engine per
+    direction the graph's ENGINE_ORDER edges already serialise the copies
+    and the unit never makes one wait.
+
+Everything else (kernels, host calls and their WAIT ops, which make host
+threads block on synchronisation) keeps the single pass's recurrence; it is
+evaluated in dependency order as soon as an op's inputs are known (compiled
+with numba), so the event engine (``nodecast.sim.engine``) only sees event
+ops: their arrivals, the network's activations and completions, and the
+releases of units.
+
+Which path runs (``replay_shared(..., path="auto")``, said in the result):
+
+1. no copy crosses a link and no op needs a unit: the single pass;
+2. every link is crossed by copies of one (device, direction) chain only
+   (one copy engine per direction, so they never overlap): the single pass;
+3. else the single pass runs and its schedule is checked: if no link ever
+   carries more than its capacity (the sum of the rates of the copies on it
+   at each instant) and no unit serves more ops at once than it has, every
+   copy ran at its own rate and nobody waited, so the single pass is exact;
+4. otherwise the event path runs.
+
+Both paths give bitwise identical schedules when nothing is shared: a copy
+that kept its own rate for its whole life ends at ``start + duration``
+exactly, as in the single pass (``tests/graph/test_event_replay.py`` checks
+this on real traces and random graphs). Where the event clock lags a
+computed start (calibrated lags can be negative by a few µs), the copy joins
+the network at the clock while its start stays the computed one.
+
+Units: seconds, bytes, bytes/s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from heapq import heappush
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nodecast.errors import InputError
+from nodecast.graph.opgraph import EdgeKind, Engine, OpGraph, OpKind
+from nodecast.graph.replay import Schedule, csr_positions, replay
+
+if TYPE_CHECKING:
+    from nodecast.sim.platform import Platform
+    from nodecast.traces.trace import Trace
+
+#: Copy engine classes that take a copy engine (as ``build.py``'s ENGINE_ORDER chains).
+ENGINE_CLASSES = (Engine.HTOD, Engine.DTOH, Engine.PEER, Engine.HTOH)
+#: Relative tolerance of "a link carries no more than its capacity".
+_CAPACITY_REL = 1e-9
+_KERNELS: dict[str, Any] = {}
+
+
+@dataclass
+class CopyLinks:
+    """Which copies of a graph cross which links, and what each costs alone.
+
+    ``capacity_bps`` (per link, bytes/s) and ``link_names``; ``routes``: link
+    indices of each route (a link may repeat: crossed twice); per op,
+    ``route`` (int32, -1: not on the network), and for ops on it
+    ``rate_bps`` (the copy's rate alone, bytes/s: its cap when sharing) and
+    ``latency_s`` (before its bytes flow). ``notes`` say what was assumed.
+    """
+
+    capacity_bps: np.ndarray
+    link_names: list[str]
+    routes: list[tuple[int, ...]]
+    route: np.ndarray
+    rate_bps: np.ndarray
+    latency_s: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def on_network(self) -> np.ndarray:
+        """Boolean mask of the ops that are flows of the network."""
+        return self.route >= 0
+
+    def solo_durations(self, graph: OpGraph, durations_s: np.ndarray) -> np.ndarray:
+        """``durations_s`` with every network copy's time alone: ``latency_s + bytes / rate_bps`` (seconds)."""
+        dur = np.array(durations_s, dtype=np.float64)
+        net = self.on_network
+        dur[net] = self.latency_s[net] + graph.ops["bytes"][net] / self.rate_bps[net]
+        return dur
+
+
+def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None,
+               durations_s: np.ndarray | None = None) -> CopyLinks:
+    """The network copies of ``graph`` on ``platform`` (a ``nodecast.sim.platform.Platform``, e.g. from a machine).
+
+    Host-to-device copies take the route from RAM to their GPU, device-to-host
+    the reverse, peer copies the route between their two GPUs (from
+    ``trace``'s ``src_device``/``dst_device``; without ``trace`` they stay off
+    the network, with a note) when the platform copies peer to peer, else
+    they stay off the network with a note. Graph device ``d`` is the
+    platform's ``d``-th GPU (InputError when it has fewer). Each copy's
+    latency is its route's latency. Its rate: with ``durations_s`` (the cost
+    interface's per-op times, seconds), the rate that makes ``latency +
+    bytes / rate`` its duration (a copy shorter than its route's latency is
+    left off the network: it is latency alone), at most its route's
+    bottleneck (the slowest link, divided by the times the route crosses
+    it: a note counts the copies capped); without durations, the bottleneck.
+    """
+    n = len(graph)
+    ops = graph.ops
+    engine, device, nbytes = ops["engine"], ops["device"], ops["bytes"]
+    copies = np.flatnonzero((ops["kind"] == OpKind.COPY) & (nbytes > 0))
+    gpus = platform.gpu_nodes
+    notes: list[str] = []
+    need = int(device[copies].max()) + 1 if copies.size else 0
+    if need > len(gpus):
+        raise InputError(f"the graph copies to or from GPU {need - 1} and {platform.name} has {len(gpus)} GPU(s)",
+                         path=graph.source or None, key="device",
+                         hint="Replay on a machine with as many GPUs, or build the graph of one device")
+    routes: list[tuple[int, ...]] = []
+    route = np.full(n, -1, np.int32)
+    latency = np.zeros(n)
+    pairs = np.full((copies.size, 2), -1, np.int64)
+    eng = engine[copies]
+    node = np.array(gpus, np.int64)[np.clip(device[copies], 0, None)] if copies.size else np.zeros(0, np.int64)
+    htod, dtoh = eng == Engine.HTOD, eng == Engine.DTOH
+    pairs[htod, 0], pairs[htod, 1] = 0, node[htod]
+    pairs[dtoh, 0], pairs[dtoh, 1] = node[dtoh], 0
+    peer = eng == Engine.PEER
+    if peer.any():
+        if trace is None:
+            notes.append(f"{int(peer.sum())} peer copies replayed without link sharing (no trace to say their GPUs)")
+        else:
+            rows = ops["trace_row"][copies[peer]]
+            src = np.array(gpus, np.int64)[trace.columns["src_device"][rows]]
+            dst = np.array(gpus, np.int64)[trace.columns["dst_device"][rows]]
+            ok = np.array([bool(platform.peer[a][b]) for a, b in zip(src.tolist(), dst.tolist(), strict=True)])
+            idx = np.flatnonzero(peer)
+            pairs[idx[ok], 0], pairs[idx[ok], 1] = src[ok], dst[ok]
+            if (~ok).any():
+                notes.append(f"{int((~ok).sum())} peer copies between GPUs without a peer path on {platform.name} "
+                             "replayed without link sharing")
+    known = np.flatnonzero(pairs[:, 0] >= 0)
+    if known.size:
+        uniq, inverse = np.unique(pairs[known], axis=0, return_inverse=True)
+        rid_of = np.full(len(uniq), -1, np.int32)
+        lat_of = np.zeros(len(uniq))
+        for j, (a, b) in enumerate(uniq.tolist()):
+            links = platform.route_links[a][b]
+            if links:
+                rid_of[j] = len(routes)
+                routes.append(tuple(links))
+                lat_of[j] = platform.route_latency_s[a][b]
+        v = copies[known]
+        route[v] = rid_of[inverse.ravel()]
+        latency[v] = lat_of[inverse.ravel()]
+    capacity = np.array(platform.link_bandwidth_bps, np.float64)
+    rate = np.zeros(n)
+    net = np.flatnonzero(route >= 0)
+    if durations_s is not None:
+        dur = np.asarray(durations_s, np.float64)[net]
+        bw_time = dur - latency[net]
+        keep = bw_time > 0
+        if (~keep).any():
+            notes.append(f"{int((~keep).sum())} copies last no longer than their route's latency: replayed as "
+                         "latency alone, off the network")
+            route[net[~keep]] = -1
+        net, bw_time = net[keep], bw_time[keep]
+        rate[net] = nbytes[net] / bw_time
+    out = CopyLinks(capacity_bps=capacity, link_names=list(platform.link_names), routes=routes, route=route,
+                    rate_bps=rate, latency_s=np.where(route >= 0, latency, 0.0), notes=notes)
+    bottleneck = _route_bottlenecks(out)[route[net]]
+    if durations_s is None:
+        out.rate_bps[net] = bottleneck
+    else:
+        fast = rate[net] > bottleneck
+        if fast.any():
+            out.rate_bps[net[fast]] = bottleneck[fast]
+            notes.append(f"{int(fast.sum())} copies would be faster alone than {platform.name}'s links carry: their "
+                         "rate is the route's capacity (they take longer than their durations say)")
+    return out
+
+
+@dataclass
+class SharedReplay:
+    """A replay that knows about shared links: the schedule, which path ran and why.
+
+    ``path``: ``"single-pass"`` or ``"event"``; ``reason``: why; ``copies``:
+    copies on the network; ``oversubscribed``: links the single pass
+    oversubscribed (name -> peak load / capacity), empty when it was exact;
+    ``waits``: units (``"engine dev0 htod"``...) whose ops queued in the single
+    pass (name -> peak ops at once / units); ``events``: events the engine
+    processed (0 on the single pass); ``wall_s``: seconds this replay took.
+    """
+
+    schedule: Schedule
+    path: str
+    reason: str
+    copies: int
+    oversubscribed: dict[str, float] = field(default_factory=dict)
+    waits: dict[str, float] = field(default_factory=dict)
+    events: int = 0
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Units:
+    """Units an op needs (copy engines, kernel slots): per op a unit id (-1 none), per unit a count, a name, and
+    whether the graph already runs its ops one after the other (a single unit with an ENGINE_ORDER chain through
+    all its ops: it can never make one wait)."""
+
+    unit: np.ndarray
+    count: list[int]
+    names: list[str]
+    chained: list[bool] = field(default_factory=list)
+
+    def binding(self) -> np.ndarray:
+        """Per op, the unit it may have to wait for (-1: none, or a chained one)."""
+        if not any(self.chained):
+            return self.unit
+        return np.where(np.isin(self.unit, np.flatnonzero(self.chained)), -1, self.unit).astype(np.int32)
+
+
+def _units(graph: OpGraph, max_concurrent_kernels: int | None) -> _Units:
+    ops = graph.ops
+    n = len(graph)
+    unit = np.full(n, -1, np.int32)
+    count: list[int] = []
+    names: list[str] = []
+    engines = graph.params.get("copy_engines") or {}
+    copies = (ops["kind"] == OpKind.COPY) & np.isin(ops["engine"], ENGINE_CLASSES)
+    for d, k in sorted(engines.items()):
+        for e in ENGINE_CLASSES:
+            mine = copies & (ops["device"] == d) & (ops["engine"] == e)
+            if mine.any():
+                unit[mine] = len(count)
+                count.append(int(k))
+                names.append(f"copy engine dev{d} {Engine(e).name.lower()}")
+    if max_concurrent_kernels is not None:
+        if max_concurrent_kernels < 1:
+            msg = f"max_concurrent_kernels must be >= 1 (got {max_concurrent_kernels})"
+            raise ValueError(msg)
+        kernels = ops["kind"] == OpKind.KERNEL
+        for d in np.unique(ops["device"][kernels & (ops["device"] >= 0)]).tolist():
+            mine = kernels & (ops["device"] == d)
+            unit[mine] = len(count)
+            count.append(int(max_concurrent_kernels))
+            names.append(f"kernel slots dev{d}")
+    units = _Units(unit, count, names)
+    if count:
+        chain = graph.kind == EdgeKind.ENGINE_ORDER
+        src = graph.src[chain]
+        dst = graph.edge_dst()[chain]
+        same = (unit[src] == unit[dst]) & (unit[dst] >= 0)
+        links_in = np.bincount(unit[dst][same], minlength=len(count))
+        ops_in = np.bincount(unit[unit >= 0], minlength=len(count))
+        units.chained = [c == 1 and links_in[u] == ops_in[u] - 1 for u, c in enumerate(count)]
+    return units
+
+
+def _peak_load(keys: np.ndarray, t0: np.ndarray, t1: np.ndarray, load: np.ndarray, nkeys: int) -> np.ndarray:
+    """Per key, the largest sum of ``load`` over intervals [t0, t1) open at one instant (ends before starts)."""
+    peak = np.zeros(nkeys)
+    if keys.size == 0:
+        return peak
+    k = np.concatenate([keys, keys])
+    t = np.concatenate([t0, t1])
+    delta = np.concatenate([load, -load])
+    start_last = np.concatenate([np.ones(keys.size, np.int8), np.zeros(keys.size, np.int8)])
+    order = np.lexsort((start_last, t, k))
+    k, delta = k[order], delta[order]
+    run = np.cumsum(delta)
+    first = np.r_[0, np.flatnonzero(k[1:] != k[:-1]) + 1]
+    base = np.repeat(run[first] - delta[first], np.diff(np.r_[first, k.size]))
+    np.maximum.at(peak, k, run - base)
+    return peak
+
+
+def _route_bottlenecks(links: CopyLinks) -> np.ndarray:
+    """Per route, the most one flow may carry: min over its links of capacity / times crossed (bytes/s)."""
+    out = np.zeros(len(links.routes))
+    for r, route in enumerate(links.routes):
+        counts: dict[int, int] = {}
+        for x in route:
+            counts[x] = counts.get(x, 0) + 1
+        out[r] = min(links.capacity_bps[x] / c for x, c in counts.items())
+    return out
+
+
+def _chained_only(graph: OpGraph, links: CopyLinks, units: _Units) -> bool:
+    """True when every link is crossed only by copies of one single-unit copy engine (they never overlap) and no
+    copy is faster alone than its route lets it be."""
+    net = np.flatnonzero(links.on_network)
+    if net.size == 0:
+        return True
+    if (links.rate_bps[net] > _route_bottlenecks(links)[links.route[net]] * (1 + _CAPACITY_REL)).any():
+        return False
+    u = units.unit[net]
+    if (u < 0).any() or not all(units.chained[x] for x in np.unique(u).tolist()):
+        return False
+    owner: dict[int, int] = {}
+    for rid, x in zip(links.route[net].tolist(), u.tolist(), strict=True):
+        for link in links.routes[rid]:
+            if owner.setdefault(link, x) != x:
+                return False
+    return True
+
+
+def _single_pass_check(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units,
+                       schedule: Schedule) -> tuple[dict[str, float], dict[str, float]]:
+    """Links the single-pass schedule oversubscribes, and units it overcommits (name -> peak / capacity)."""
+    net = np.flatnonzero(links.on_network)
+    over: dict[str, float] = {}
+    if net.size:
+        t0 = schedule.start_s[net] + links.latency_s[net]
+        t1 = schedule.end_s[net]
+        rid = links.route[net]
+        keys, a, b, load = [], [], [], []
+        for r, route in enumerate(links.routes):
+            mine = np.flatnonzero(rid == r)
+            if not mine.size:
+                continue
+            counts: dict[int, int] = {}
+            for x in route:
+                counts[x] = counts.get(x, 0) + 1
+            for x, c in counts.items():
+                keys.append(np.full(mine.size, x, np.int64))
+                a.append(t0[mine])
+                b.append(t1[mine])
+                load.append(c * links.rate_bps[net[mine]])
+        peak = _peak_load(np.concatenate(keys), np.concatenate(a), np.concatenate(b), np.concatenate(load),
+                          len(links.capacity_bps))
+        ratio = peak / links.capacity_bps
+        for x in np.flatnonzero(ratio > 1 + _CAPACITY_REL).tolist():
+            over[links.link_names[x]] = float(ratio[x])
+    waits: dict[str, float] = {}
+    has = np.flatnonzero(units.unit >= 0)
+    if has.size:
+        busy = dur[has] > 0
+        has = has[busy]
+        peak = _peak_load(units.unit[has].astype(np.int64), schedule.start_s[has], schedule.end_s[has],
+                          np.ones(has.size), len(units.count))
+        for x in range(len(units.count)):
+            if peak[x] > units.count[x]:
+                waits[units.names[x]] = float(peak[x] / units.count[x])
+    return over, waits
+
+
+def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, start_s: float = 0.0, *,
+                  path: str = "auto", max_concurrent_kernels: int | None = None) -> SharedReplay:
+    """Schedule ``graph`` with link sharing (see the module docstring); ``path``: ``auto``, ``single-pass`` or ``event``.
+
+    ``durations_s``: per op, seconds; a network copy's duration is replaced
+    by its time alone, ``latency_s + bytes / rate_bps`` (``copy_links`` built
+    from the cost interface's durations makes the two equal).
+    """
+    if path not in ("auto", "single-pass", "event"):
+        msg = f"path must be 'auto', 'single-pass' or 'event' (got {path!r})"
+        raise ValueError(msg)
+    t_wall = time.perf_counter()
+    dur = links.solo_durations(graph, durations_s)
+    units = _units(graph, max_concurrent_kernels)
+    ncopies = int(links.on_network.sum())
+    notes = list(links.notes)
+    if path == "auto":
+        if ncopies == 0 and not (units.unit >= 0).any():
+            single = replay(graph, dur, start_s)
+            return SharedReplay(single, "single-pass", "no copy crosses a link of the machine", 0,
+                                wall_s=time.perf_counter() - t_wall, notes=notes)
+        if _chained_only(graph, links, units) and max_concurrent_kernels is None:
+            single = replay(graph, dur, start_s)
+            return SharedReplay(single, "single-pass", "every link carries the copies of one copy engine only, one "
+                                "after the other", ncopies, wall_s=time.perf_counter() - t_wall, notes=notes)
+        single = replay(graph, dur, start_s)
+        over, waits = _single_pass_check(graph, dur, links, units, single)
+        if not over and not waits:
+            return SharedReplay(single, "single-pass", "no link carried more than its capacity and no copy engine "
+                                "or kernel slot more ops than it has: the single pass is exact", ncopies,
+                                wall_s=time.perf_counter() - t_wall, notes=notes)
+        reason = "; ".join([f"{k} carries up to {v:.2f}x its capacity in the single pass" for k, v in over.items()]
+                           + [f"{k} would serve {v:.2f}x its units at once" for k, v in waits.items()])
+    elif path == "single-pass":
+        single = replay(graph, dur, start_s)
+        return SharedReplay(single, "single-pass", "asked for", ncopies, wall_s=time.perf_counter() - t_wall,
+                            notes=notes)
+    else:
+        over, waits, reason = {}, {}, "asked for"
+    schedule, events = _event_path(graph, dur, links, units, start_s)
+    return SharedReplay(schedule, "event", reason, ncopies, over, waits, events, time.perf_counter() - t_wall, notes)
+
+
+def _compiled() -> dict[str, Any]:
+    """The numba kernels of the event path, compiled (or loaded from numba's cache) on first use."""
+    if _KERNELS:
+        return _KERNELS
+    from numba import njit
+
+    @njit(cache=True)
+    def propagate(seeds, nseeds, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
+                  stack, emit):  # pragma: no cover - compiled
+        # seeds: op * 4 + what is known (0 its start, 1 its end, 2 both). Returns how many
+        # event ops became ready (in ``emit``); every other released op is timed here.
+        top = 0
+        for i in range(nseeds):
+            stack[top] = seeds[i]
+            top += 1
+        n_emit = 0
+        while top > 0:
+            top -= 1
+            code = stack[top]
+            v = code >> 2
+            known = code & 3
+            ts = start[v]
+            te = end[v]
+            for k in range(out_ptr[v], out_ptr[v + 1]):
+                a = out_anchor[k]
+                if known != 2 and a != known:
+                    continue
+                t = (ts if a == 0 else te) + out_lag[k]
+                w = out_dst[k]
+                if t > start[w]:
+                    start[w] = t
+                remaining[w] -= 1
+                if remaining[w] == 0:
+                    if is_event[w]:
+                        emit[n_emit] = w
+                        n_emit += 1
+                    else:
+                        end[w] = start[w] + dur[w]
+                        stack[top] = w * 4 + 2
+                        top += 1
+        return n_emit
+
+    _KERNELS.update(propagate=propagate)
+    return _KERNELS
+
+
+def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units,
+                start_s: float) -> tuple[Schedule, int]:
+    """The event-driven replay: (schedule, events processed)."""
+    from nodecast.sim.engine import Environment
+    from nodecast.sim.network import FluidNetwork
+
+    n = len(graph)
+    propagate = _compiled()["propagate"]
+    dst = graph.edge_dst()
+    out_ptr, pos = csr_positions(graph.src, n)
+    m = graph.n_edges
+    out_dst = np.empty(m, np.int32)
+    out_dst[pos] = dst
+    del dst
+    out_anchor = np.empty(m, np.int8)
+    out_anchor[pos] = graph.anchor
+    out_lag = np.empty(m, np.float64)
+    out_lag[pos] = graph.lag_s
+    del pos
+    remaining = np.diff(graph.indptr).astype(np.int32)
+    start = start_s + graph.ops["release_s"]  # the running max of every op's start; its start once ready
+    end = np.zeros(n)
+    unit_of = units.binding()
+    is_event = links.on_network | (unit_of >= 0)
+    stack = np.empty(n + 2, np.int64)
+    emit = np.empty(n + 1, np.int32)
+    seeds = np.empty(2, np.int64)
+    # flows: per network op its route, rate and latency as Python values (looked up per flow)
+    route_of = links.route
+    routes = links.routes
+    rate_of, lat_of, nbytes = links.rate_bps, links.latency_s, graph.ops["bytes"]
+    free = list(units.count)
+    waiting: list[deque[int]] = [deque() for _ in units.count]
+    has_start_out = np.zeros(n, bool)
+    has_start_out[graph.src[graph.anchor == 0]] = True
+
+    env = Environment()
+    net = FluidNetwork(env, links.capacity_bps.tolist(), names=links.link_names, sharing="maxmin")
+    queue, counter = env.queue, env.counter
+    transfer = net.transfer
+    flows: dict[int, Any] = {}
+
+    def release(ready: int) -> None:
+        """Start the ``ready`` event ops found by the last propagation, or put them on the clock."""
+        now = env.now
+        for w in emit[:ready].tolist():
+            t = start[w]
+            if unit_of[w] < 0:
+                # NOTE: no unit to wait for: the flow starts now with its wait until ``t`` added to its
+                # latency (one event less per copy than an arrival at ``t``).
+                r = route_of[w]
+                if has_start_out[w]:
+                    spread(w, 0)
+                flows[w] = transfer(routes[r], float(nbytes[w]), float(t - now + lat_of[w] if t > now else lat_of[w]),
+                                    flow_done, w, bound_bps=float(rate_of[w]))
+            else:
+                heappush(queue, (t if t > now else now, next(counter), arrive, w))
+
+    def spread(v: int, known: int) -> None:
+        seeds[0] = v * 4 + known
+        ready = propagate(seeds, 1, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
+                          stack, emit)
+        if ready:
+            release(ready)
+
+    def arrive(w: int) -> None:
+        u = unit_of[w]
+        if dur[w] > 0:  # an op of no duration holds no unit
+            if not free[u]:
+                waiting[u].append(w)
+                return
+            free[u] -= 1
+        begin(w)
+
+    def begin(w: int) -> None:
+        r = route_of[w]
+        if r >= 0:
+            if has_start_out[w]:
+                spread(w, 0)
+            flows[w] = transfer(routes[r], float(nbytes[w]), float(lat_of[w]), flow_done, w,
+                                bound_bps=float(rate_of[w]))
+        else:
+            end[w] = start[w] + dur[w]
+            spread(w, 2)
+            if dur[w] > 0:
+                t = end[w]
+                now = env.now
+                heappush(queue, (t if t > now else now, next(counter), unit_free, int(unit_of[w])))
+
+    def flow_done(w: int) -> None:
+        flow = flows.pop(w)
+        # a copy that kept its own rate all along ends exactly as in the single pass
+        end[w] = start[w] + dur[w] if flow.version == 1 and flow.rate_bps == rate_of[w] else env.now
+        u = unit_of[w]
+        if u >= 0:
+            unit_free(int(u))
+        spread(w, 1)
+
+    def unit_free(u: int) -> None:
+        if waiting[u]:
+            w = waiting[u].popleft()
+            start[w] = env.now  # it waited for this unit
+            begin(w)
+        else:
+            free[u] += 1
+
+    roots = np.flatnonzero(remaining == 0)
+    plain = roots[~is_event[roots]]
+    end[plain] = start[plain] + dur[plain]
+    seeds_all = plain.astype(np.int64) * 4 + 2
+    ready = propagate(seeds_all, seeds_all.size, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,
+                      is_event, stack, emit)
+    del seeds_all
+    first = roots[is_event[roots]]
+    emit[ready:ready + first.size] = first
+    release(ready + first.size)
+    env.run()
+    left = int((remaining > 0).sum()) + len(flows)
+    if left:
+        msg = f"event replay stalled with {left} op(s) not run (a cycle, or a unit never freed)"
+        raise RuntimeError(msg)
+    return Schedule(start, end, graph.origin_ns), env.processed
+
+
+def replay_on_machine(graph: OpGraph, durations_s: np.ndarray, machine: Any, *, trace: Trace | None = None,
+                      start_s: float = 0.0, path: str = "auto",
+                      max_concurrent_kernels: int | None = None) -> SharedReplay:
+    """``replay_shared`` on a nodecast Machine: its links and routes as the simulator builds them
+    (``Platform.from_machine``: the link model ``project`` uses), each copy's rate from ``durations_s`` (seconds,
+    e.g. ``nodecast.graph.cost.costs(...).duration_s``; see ``copy_links``)."""
+    from nodecast.sim.platform import Platform
+
+    links = copy_links(graph, Platform.from_machine(machine), trace=trace, durations_s=durations_s)
+    return replay_shared(graph, durations_s, links, start_s, path=path, max_concurrent_kernels=max_concurrent_kernels)
