@@ -19,8 +19,9 @@ GB = 1e9
 
 
 def switch_platform(uplink_bps: float = 10 * GB, slot_bps: float = 20 * GB, gpus: int = 2,
-                    latency_s: float = 0.0) -> Platform:
-    """RAM and ``gpus`` GPUs behind one PCIe switch: a shared up- and down-link to RAM, a slot link per GPU."""
+                    latency_s: float = 0.0, peer: bool = False) -> Platform:
+    """RAM and ``gpus`` GPUs behind one PCIe switch: a shared up- and down-link to RAM, a slot link per GPU (with
+    ``peer``, GPUs copy to each other through the switch: out of one slot, into the other)."""
     names = ["RAM"] + [f"CUDA{i}" for i in range(gpus)]
     n = len(names)
     links = ["up", "down"]
@@ -34,11 +35,16 @@ def switch_platform(uplink_bps: float = 10 * GB, slot_bps: float = 20 * GB, gpus
     for g in range(gpus):
         route[0][g + 1] = (0, 2 + 2 * g)  # RAM -> switch -> GPU
         route[g + 1][0] = (3 + 2 * g, 1)
+    if peer:
+        for g in range(gpus):
+            for h in range(gpus):
+                if g != h:
+                    route[g + 1][h + 1] = (3 + 2 * g, 2 + 2 * h)
     lat = [[0.0 if i == j else latency_s * len(route[i][j] or ()) for j in range(n)] for i in range(n)]
     return Platform(name="switch", source="test", node_names=names, node_kinds=["ram"] + ["cuda"] * gpus,
                     capacity_bytes=[math.inf] * n, model_devid=list(range(n)), gpu_models=["GPU"] * gpus, n_cpus=4,
                     link_names=links, link_bandwidth_bps=bw, link_latency_s=[latency_s] * len(links),
-                    route_links=route, route_latency_s=lat, peer=[[False] * n for _ in range(n)],
+                    route_links=route, route_latency_s=lat, peer=[[peer and 0 < i != j > 0 for j in range(n)] for i in range(n)],
                     predict_bandwidth_bps=[[GB] * n for _ in range(n)], predict_latency_s=[[0.0] * n for _ in range(n)])
 
 
@@ -246,3 +252,27 @@ def test_copy_links_by_hand_plug_in(graph_of):
                       rate_bps=np.array([2 * GB]), latency_s=np.array([1e-3]))
     r = replay_shared(g, np.zeros(1), links, path="event")
     assert r.schedule.end_s.tolist() == [0.501]
+
+
+def test_a_peer_copy_shares_the_slot_it_writes_into(graph_of):
+    """A 1 GB peer copy GPU0 -> GPU1 (its GPUs from the trace) and a 1 GB host-to-device copy to GPU1 both write
+    into GPU1's 10 GB/s slot: each gets 5 GB/s and both end at 0.2 s; without the trace the peer copy stays off the
+    network, with a note."""
+    from nodecast.traces.kinds import CopyKind
+    from nodecast.traces.kinds import OpKind as TraceKind
+    from nodecast.traces.trace import Trace, TraceMeta
+
+    trace = Trace.from_columns({"kind": np.array([TraceKind.MEMCPY] * 2), "copy_kind": np.array([CopyKind.PEER, CopyKind.HTOD]),
+                                "start_ns": np.array([0, 0]), "end_ns": np.array([1, 1]), "bytes": np.array([GB, GB]),
+                                "device": np.array([0, 1]), "src_device": np.array([0, -1]), "dst_device": np.array([1, -1])},
+                               [], TraceMeta(source="test", format="test"), sort=False)
+    g = with_copies(graph_of(2, []), {0: (0, Engine.PEER, GB), 1: (1, Engine.HTOD, GB)})
+    g.ops["trace_row"][:] = [0, 1]
+    plat = switch_platform(uplink_bps=40 * GB, slot_bps=10 * GB, peer=True)
+    links = copy_links(g, plat, trace=trace)
+    assert [links.routes[r] for r in links.route.tolist()] == [(3, 4), (0, 4)]
+    r = replay_shared(g, np.zeros(2), links)
+    assert r.path == "event" and r.schedule.end_s.tolist() == pytest.approx([0.2, 0.2], rel=1e-12)
+    alone = copy_links(g, plat)
+    assert [alone.routes[r] if r >= 0 else None for r in alone.route.tolist()] == [None, (0, 4)]
+    assert any("peer copies replayed without link sharing" in n for n in alone.notes)

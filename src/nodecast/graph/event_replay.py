@@ -159,8 +159,8 @@ def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None
             notes.append(f"{int(peer.sum())} peer copies replayed without link sharing (no trace to say their GPUs)")
         else:
             rows = ops["trace_row"][copies[peer]]
-            src = np.array(gpus, np.int64)[trace.columns["src_device"][rows]]
-            dst = np.array(gpus, np.int64)[trace.columns["dst_device"][rows]]
+            src = np.array(gpus, np.int64)[trace["src_device"][rows]]
+            dst = np.array(gpus, np.int64)[trace["dst_device"][rows]]
             ok = np.array([bool(platform.peer[a][b]) for a, b in zip(src.tolist(), dst.tolist(), strict=True)])
             idx = np.flatnonzero(peer)
             pairs[idx[ok], 0], pairs[idx[ok], 1] = src[ok], dst[ok]
