@@ -141,3 +141,12 @@ def test_target_without_the_traces_gpus_is_said(graph_of):
     notes = _device_notes(g, load_machine("titan"))
     assert len(notes) == 1 and "GPU(s) [1]" in notes[0] and "mod 1" in notes[0]
     assert _device_notes(g, load_machine("dgx-a100")) == []
+
+
+def test_models_run_only_while_ops_of_their_kind_are_left(run, every_other):
+    """A model later in a chain runs only if the earlier ones left ops of its kind: after ahead has
+    given every copy its time, the next transfer model is not run (and gives nothing)."""
+    trace, api, g, src = run
+    c = costs(g, trace, src, src, CostOptions(models=("ahead", every_other)))
+    assert "ahead" in c.results and every_other not in c.results
+    assert every_other not in set(c.model_of())

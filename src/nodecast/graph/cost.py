@@ -56,7 +56,7 @@ from nodecast.report.words import plural
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Machine
-    from nodecast.project import Projection
+    from nodecast.models.base import ModelResult
     from nodecast.traces.ncu import KernelMetrics
     from nodecast.traces.trace import Trace
 
@@ -66,6 +66,8 @@ SOURCE = "source"
 HOST = "host"
 #: Largest host scale accepted: 1,000x slower host work is far outside any node comparison.
 MAX_HOST_SCALE = 1000.0
+#: The op kind each kind of model projects (a model of another kind is run whatever is left).
+_OP_KIND_OF = {"kernel": OpKind.KERNEL, "transfer": OpKind.COPY}
 #: Host-side edge kinds whose lags are host work (scaled by ``host_scale``).
 HOST_EDGES = (EdgeKind.PROGRAM_ORDER, EdgeKind.NESTING, EdgeKind.FLOW)
 
@@ -125,7 +127,7 @@ class OpCosts:
     release_s: np.ndarray
     chains: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    projection: Projection | None = None
+    results: dict[str, ModelResult] = field(default_factory=dict)  # per model that ran, over the trace's rows
 
     @property
     def has_interval(self) -> bool:
@@ -196,13 +198,20 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
     notes: list[str] = []
     gpu = np.flatnonzero(kind <= OpKind.MEMSET)
     rows = graph.ops["trace_row"][gpu]
-    projection = None
+    results: dict[str, ModelResult] = {}
     if order:
-        projection = project(trace, source, target, order, metrics=opts.metrics, one_byte_s=opts.one_byte_s,
-                             host_memory=opts.host_memory)
+        from nodecast.models.base import get_models
+
         open_ = np.ones(len(gpu), bool)
+        gpu_kind = kind[gpu]
         for i, name in enumerate(order):
-            r = projection.results[name]
+            # A model runs only while ops of its kind are left: the rest of a chain costs nothing.
+            op_kind = _OP_KIND_OF.get(get_models([name])[0].kind)
+            if op_kind is not None and not (open_ & (gpu_kind == op_kind)).any():
+                continue
+            proj = project(trace, source, target, [name], metrics=opts.metrics, one_byte_s=opts.one_byte_s,
+                           host_memory=opts.host_memory)
+            r = results[name] = proj.results[name]
             t = r.time_s[rows]
             ok = open_ & np.isfinite(t) & (t >= 0)
             bad = int(np.count_nonzero(open_ & r.handled[rows] & ~ok))
@@ -218,7 +227,7 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
             high[v] = np.where(np.isfinite(hi), np.maximum(hi, t[ok]), t[ok])
             code[v] = i
             open_ &= ~ok
-        notes.extend(_model_notes(projection, order, code[gpu], graph.ops["kind"][gpu], chains))
+        notes.extend(_model_notes(results, order, code[gpu], gpu_kind, chains))
     host = kind >= OpKind.API
     f = opts.host_scale
     code[host] = names.index(HOST)
@@ -240,10 +249,10 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
         notes.append("launch and GPU dependency latencies kept from the source trace's calibration "
                      "(machine files give none)")
     notes.extend(_device_notes(graph, target))
-    return OpCosts(dur, low, high, code, names, lag, release, chains, notes, projection)
+    return OpCosts(dur, low, high, code, names, lag, release, chains, notes, results)
 
 
-def _model_notes(projection: Projection, order: list[str], code: np.ndarray, gpu_kind: np.ndarray,
+def _model_notes(results: dict[str, ModelResult], order: list[str], code: np.ndarray, gpu_kind: np.ndarray,
                  chains: dict[str, list[str]]) -> list[str]:
     """The notes of the models that gave some op its time (one line per distinct note, naming every
     model that made it), and why the models of a chain that left ops at their source time gave nothing."""
@@ -251,17 +260,16 @@ def _model_notes(projection: Projection, order: list[str], code: np.ndarray, gpu
     used = {order[i] for i in np.unique(code) if i < len(order)}
     for name in order:
         if name in used:
-            for note in projection.results[name].notes:
+            for note in results[name].notes:
                 who.setdefault(note, []).append(name)
     out = [f"{', '.join(names)}: {note}" for note, names in who.items()]
     kept = code == len(order)
-    kinds = {"kernel": OpKind.KERNEL, "transfer": OpKind.COPY}
     for kind, chain in chains.items():
-        op_kind = kinds.get(kind)
+        op_kind = _OP_KIND_OF.get(kind)
         n_kept = int(np.count_nonzero(kept & (gpu_kind == op_kind))) if op_kind is not None else 0
         if not n_kept:
             continue
-        idle = [f"{name} ({projection.results[name].notes[0]})" if projection.results[name].notes else name
+        idle = [f"{name} ({results[name].notes[0]})" if name in results and results[name].notes else name
                 for name in chain if name not in used]
         what = "kernels" if kind == "kernel" else "copies"
         out.append(f"{plural(n_kept, kind + ' op')} kept at their source time: "
