@@ -94,3 +94,42 @@ def test_unknown_host_memory_interval_scaled_too():
     a = AheadScaledModel().project(trace, titan, summit)
     assert a.low_s[0] < a.high_s[0]
     assert a.time_s[0] == pytest.approx(a.high_s[0])  # pageable is the slower end here
+
+
+def test_scaled_models_reuse_their_base_models_projection(monkeypatch):
+    """project() with every transfer model projects the real Titan bandwidthTest sample 7 times, not 9: the
+    scaled models take ahead's and peak-bandwidth's target-side projections from the trace's memo, with the
+    same result as a cold run."""
+    from nodecast.models.transfer import TransferModelBase
+
+    titan, summit = load_machine("titan"), load_machine("summit")
+    calls = []
+    real = TransferModelBase._project
+
+    def counting(self, trace, source, target):
+        calls.append((type(self).__name__, source is target))
+        return real(self, trace, source, target)
+
+    monkeypatch.setattr(TransferModelBase, "_project", counting)
+    trace = load_trace("sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x")
+    proj = project(trace, titan, summit, kind="transfer")
+    assert len(proj.results) == 7 and len(calls) == 7
+    assert calls.count(("AheadModel", False)) == 1 and calls.count(("PeakBandwidthModel", False)) == 1
+    cold = AheadScaledModel().project(load_trace("sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"),
+                                      titan, summit)
+    assert np.array_equal(proj.results["ahead-scaled"].time_s, cold.time_s, equal_nan=True)
+    assert proj.results["ahead-scaled"].notes == cold.notes
+
+
+def test_the_kept_projection_is_never_stale():
+    """The kept projection is reused only for the same machines (by identity) and the same options: another
+    target, another --host-memory or another 1-byte cost projects again."""
+    titan, summit = load_machine("titan"), load_machine("summit")
+    trace = copies([MIB, 64 * MIB], [400_000, 20_000_000])
+    model = AheadModel()
+    first = model.project(trace, titan, summit).time_s
+    assert not np.array_equal(model.project(trace, titan, titan).time_s, first)
+    model.one_byte_given_s = {"all": 1e-3}
+    assert model.project(trace, titan, summit).time_s[0] > first[0] + 9e-4
+    model.one_byte_given_s = {}
+    assert np.array_equal(model.project(trace, titan, summit).time_s, first)

@@ -113,7 +113,7 @@ class SourceScaledModel:
             else {}
         on_source, source_notes = self._calibrated(trace, source, source, rates)
         if target == source:  # the same node: what the run calibrates holds on both sides, and the ratio is 1
-            on_target = self._calibrated(trace, source, target, rates)[0]
+            on_target = on_source
         handled = on_target.handled
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = on_target.time_s / on_source.time_s

@@ -277,7 +277,26 @@ class TransferModelBase(ABC):
         ))
 
     def project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
-        """Projected GPU time on ``target`` of every copy of ``trace`` (NaN for the others)."""
+        """Projected GPU time on ``target`` of every copy of ``trace`` (NaN for the others).
+
+        The last projection of each model class is kept on the trace (``Trace.memo``, one slot per class, the
+        machines compared by identity and the options by value): the source-scaled models
+        (``nodecast.models.scaled``) project with their base model what it has just projected itself. The
+        arrays are shared: do not modify them in place.
+        """
+        slot = trace.memo(("last-projection", type(self)), dict)
+        key = (id(source), id(target), tuple(sorted(self.one_byte_given_s.items())), self.host_memory,
+               self.one_byte_fallback_s, self.one_byte_fallback_label)
+        if slot.get("key") == key and slot["machines"][0] is source and slot["machines"][1] is target:
+            hit = slot["result"]
+            return ModelResult(hit.model, hit.time_s, low_s=hit.low_s, high_s=hit.high_s, notes=list(hit.notes))
+        result = self._project(trace, source, target)
+        # NOTE: the machines are held so that their ids cannot be reused while the slot names them.
+        slot.update(key=key, machines=(source, target), result=result)
+        return ModelResult(result.model, result.time_s, low_s=result.low_s, high_s=result.high_s,
+                           notes=list(result.notes))
+
+    def _project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
         n_ops = len(trace)
         time_s = np.full(n_ops, np.nan)
         notes: list[str] = []
