@@ -60,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The command line as typed, for the reports that show how they were made (--html).
+    args.command_line = ["nodecast", *(sys.argv[1:] if argv is None else argv)]
     keep_large_allocations()
     try:
         return int(args.func(args) or 0)

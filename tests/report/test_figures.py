@@ -9,7 +9,7 @@ from nodecast.errors import InputError
 from nodecast.evaluate import Alignment, Evaluation
 from nodecast.machines import load_machine
 from nodecast.project import project
-from nodecast.report.figures import error_boxplot
+from nodecast.report.figures.evaluate import error_boxplot
 from nodecast.traces.trace import Trace
 
 

@@ -105,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
     for note in (*source.notes, *target.notes, *ev.notes):
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     if args.png:
-        from nodecast.report.figures import error_boxplot
+        from nodecast.report.figures import draw
 
-        print(f"wrote {error_boxplot(ev, args.png)}", file=sys.stderr)
+        print(f"wrote {draw(ev, args.png)}", file=sys.stderr)
     if args.output:
         print(f"wrote {write_table(ev.per_op(), args.output)}", file=sys.stderr)
     if args.table:

@@ -74,10 +74,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             console.print("No data transfers in this trace.")
     if args.png:
-        from nodecast.report.figures import characterization_figure
+        from nodecast.report.figures import draw
 
         if ch.n_transfers:
-            path = characterization_figure(ch, args.png)
+            path = draw(ch, args.png)
             print(f"wrote {path}", file=sys.stderr)
         else:
             print(f"no transfers: {args.png} not written", file=sys.stderr)

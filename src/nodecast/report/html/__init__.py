@@ -14,16 +14,28 @@ Build a ``Page`` from components over plain data and write it::
 Sections always come in this order: answer, run inputs, tables, figures,
 what was not modelled. docs/report.md explains the choices (Bokeh, the
 timeline's packing and merging) with measured sizes and times.
+
+``render(result, path, command=None, **options)`` writes the page of a
+command's result: one submodule per result type (``html/forecast.py``)
+registers it with ``@render.register(ResultType)``; submodules are imported
+on the first call (``report._dispatch``). ``command`` is the command line
+shown under the run's inputs (the CLI passes its own).
 """
 
+from nodecast.report._dispatch import Dispatch
 from nodecast.report.html.blocks import MachineInputs, Number, RunInputs, headline, inputs, not_modelled, table
 from nodecast.report.html.charts import bandwidth_curves, bars, box_stats, critical_path, error_boxes, roofline, sweep
+from nodecast.report.html.context import machine_inputs, run_inputs
 from nodecast.report.html.page import Block, Figure, Page, build_page, check_html_path, write_page
 from nodecast.report.html.timelines import gantt, timeline
 from nodecast.report.html.units import UNITS, fmt
 
+#: ``render(result, path, command=None, **options) -> Path``: the result's page, written to ``path`` (.html).
+render = Dispatch(__name__, "render", "HTML page")
+
 __all__ = [
     "UNITS", "Block", "Figure", "MachineInputs", "Number", "Page", "RunInputs", "bandwidth_curves", "bars",
     "box_stats", "build_page", "check_html_path", "critical_path", "error_boxes", "fmt", "gantt", "headline",
-    "inputs", "not_modelled", "roofline", "sweep", "table", "timeline", "write_page",
+    "inputs", "machine_inputs", "not_modelled", "render", "roofline", "run_inputs", "sweep", "table", "timeline",
+    "write_page",
 ]

@@ -16,24 +16,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from nodecast.report.headline import Number
 from nodecast.report.html.page import Block
 from nodecast.report.html.units import UNITS, check_unit, fmt
-
-
-@dataclass(frozen=True)
-class Number:
-    """One headline number: ``value`` in ``unit`` (see ``units.UNITS``), with its interval when there is one.
-
-    ``low``/``high`` bound the interval (same unit); ``note`` says what the
-    interval is (``"spread of the three models"``).
-    """
-
-    label: str
-    value: float
-    unit: str
-    low: float | None = None
-    high: float | None = None
-    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""The numbers a result leads with: what ``--json`` writes under ``headline`` and the HTML page shows first.
+
+A result object's ``headline()`` returns a list of ``Number`` (end-to-end
+time on A and on B with its interval, a WMAPE, a makespan ...). The JSON
+writer (``report.files``) and the HTML page (``report.html``) both take them
+from there, so the page's big numbers and the JSON's are the same values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Number:
+    """One headline number: ``value`` in ``unit``, with its interval when there is one.
+
+    ``unit`` is one of ``report.html.units.UNITS`` (``"s"``, ``"B"``,
+    ``"B/s"``, ``"%"``, ``"x"`` ...; SI values: seconds, bytes, bytes/s);
+    ``low``/``high`` bound the interval (same unit); ``note`` says what the
+    interval is (``"spread of the three models"``).
+    """
+
+    label: str
+    value: float
+    unit: str
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain Python (JSON-ready)."""
+        return asdict(self)
