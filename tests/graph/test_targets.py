@@ -14,7 +14,6 @@ from nodecast.graph.targets import (
     split_targets,
     target_specs,
     with_gpu_count,
-    write_chart,
 )
 from nodecast.machines import load_machine
 from nodecast.sim.platform import Platform
@@ -134,14 +133,6 @@ def test_dask_gives_the_same_rows(vectoradd):
     assert there["target"].tolist() == here["target"].tolist()
     numeric = here.columns.drop("target")
     assert there[numeric].to_numpy(float) == pytest.approx(here[numeric].to_numpy(float), rel=1e-12)
-
-
-def test_chart_is_written(vectoradd, tmp_path):
-    """write_chart draws the comparison as a PNG."""
-    trace, api = vectoradd
-    comp = compare_targets(trace, api, [TargetSpec("titan"), TargetSpec("summit")], jobs=1)
-    out = write_chart(comp, str(tmp_path / "c.png"))
-    assert (tmp_path / "c.png").stat().st_size > 1000 and out.endswith("c.png")
 
 
 def test_unreachable_cluster_is_one_line(vectoradd):

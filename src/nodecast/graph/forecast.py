@@ -35,6 +35,7 @@ from nodecast.graph.cost import CostOptions, OpCosts, costs
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
 from nodecast.graph.result import measured_schedule
+from nodecast.report.headline import Number
 from nodecast.report.words import plural
 
 if TYPE_CHECKING:
@@ -91,6 +92,17 @@ class ForecastResult:
     def speedup(self) -> float:
         """Measured end-to-end on A over the forecast on B (> 1: B is faster)."""
         return self.measured_end_to_end_s / self.end_to_end_s if self.end_to_end_s else float("nan")
+
+    def headline(self) -> list[Number]:
+        """End to end measured on A, forecast on B (with the interval when a model gives one), and A / B."""
+        low, high = self.interval_s
+        has = self.costs.has_interval
+        return [Number(f"end to end, measured on {self.source.name} (A)", self.measured_end_to_end_s, "s"),
+                Number(f"end to end, forecast on {self.target.name} (B)", self.end_to_end_s, "s",
+                       low if has else None, high if has else None,
+                       "interval: the graph replayed with every op at the low, then the high end of its model's "
+                       "interval" if has else ""),
+                Number("speed-up A / B (above 1: B is faster)", self.speedup, "x")]
 
     def busy_s(self) -> dict[str, dict[int, float]]:
         """GPU-busy time per device: measured on A, replayed on A, forecast on B."""

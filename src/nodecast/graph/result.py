@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +26,11 @@ from nodecast.graph.api import ApiCalls
 from nodecast.graph.build import build
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
+from nodecast.report.headline import Number
 from nodecast.traces.trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -51,6 +56,48 @@ class ReplayResult:
     def busy_error(self, device: int) -> float:
         """(replayed - measured) / measured GPU-busy time of a device, a fraction."""
         return _rel(self.replayed_busy_s.get(device, 0.0), self.measured_busy_s.get(device, 0.0))
+
+    def headline(self) -> list[Number]:
+        """End to end measured and replayed, and the replay's error (%)."""
+        return [Number("end to end, measured", self.measured_end_to_end_s, "s"),
+                Number("end to end, replayed with the measured durations", self.replayed_end_to_end_s, "s"),
+                Number("replay error, (replayed - measured) / measured", 100 * self.end_to_end_error, "%")]
+
+    def table(self) -> pd.DataFrame:
+        """End to end, then per GPU its busy time and op time: measured, replayed, error (%)."""
+        import pandas as pd
+
+        rows = [{"quantity": "end to end (first API call to last GPU op end)", "measured": self.measured_end_to_end_s,
+                 "replayed": self.replayed_end_to_end_s, "error": 100 * self.end_to_end_error}]
+        for d in sorted(self.measured_busy_s):
+            rows.append({"quantity": f"GPU {d} busy (union of op intervals)", "measured": self.measured_busy_s[d],
+                         "replayed": self.replayed_busy_s.get(d, float("nan")), "error": 100 * self.busy_error(d)})
+            rows.append({"quantity": f"GPU {d} op time (sum of durations)", "measured": self.gpu_time_s[d],
+                         "replayed": self.gpu_time_s[d], "error": 0.0})
+        return pd.DataFrame(rows)
+
+    def critical_path_table(self) -> pd.DataFrame:
+        """The replay's critical path by category, longest first: time (s) and share of the total (0-1)."""
+        import pandas as pd
+
+        total = sum(self.critical_path_s.values())
+        return pd.DataFrame([{"category": k, "time": v, "share": v / total if total else float("nan")}
+                             for k, v in sorted(self.critical_path_s.items(), key=lambda kv: -kv[1])],
+                            columns=["category", "time", "share"])
+
+    def summary(self) -> dict[str, Any]:
+        """Every value of the result as plain Python (JSON-ready; seconds, errors as fractions)."""
+        g = self.graph
+        return {
+            "source": g.source, "format": g.format, "gpus": {str(k): v for k, v in g.gpus.items()},
+            "end_to_end_s": {"measured": self.measured_end_to_end_s, "replayed": self.replayed_end_to_end_s,
+                             "error": self.end_to_end_error},
+            "gpu_busy_s": {str(d): {"measured": self.measured_busy_s[d], "replayed": self.replayed_busy_s.get(d),
+                                    "error": self.busy_error(d)} for d in self.measured_busy_s},
+            "gpu_time_s": {str(d): v for d, v in self.gpu_time_s.items()},
+            "critical_path_s": self.critical_path_s,
+            "graph": g.counts(), "params": g.params, "notes": self.notes,
+        }
 
     def timelines(self) -> list[tuple[str, Schedule]]:
         """The timelines a Chrome trace shows side by side: measured and replayed."""

@@ -267,10 +267,30 @@ class Comparison:
     measured_busy_s: dict[int, float]
     rows: list[dict[str, Any]]
     notes: dict[str, list[str]] = field(default_factory=dict)
+    specs: list[TargetSpec] = field(default_factory=list)  # the targets, in the rows' order (empty: not known)
+    source_machine: Machine | None = None  # the node A, as loaded (None: not known)
 
     def table(self) -> pd.DataFrame:
         """Per target: end-to-end forecast with its interval, change vs A, GPU-busy, GPU time, critical path."""
         return pd.DataFrame(self.rows)
+
+    def headline(self, most: int = 6) -> list[Number]:
+        """End to end measured on A, then forecast per target with its interval (the fastest and the slowest
+        target when there are more than ``most``)."""
+        from nodecast.report.headline import Number
+
+        out = [Number(f"end to end, measured on {self.source} (A)", self.measured_end_to_end_s, "s")]
+        rows = self.rows
+        if len(rows) > most:
+            order = sorted(rows, key=lambda r: r["end_to_end_s"])
+            rows = [order[0], order[-1]]
+        for row in rows:
+            which = "" if len(rows) == len(self.rows) else (
+                "fastest, " if row is rows[0] else "slowest, ")
+            has = row["low_s"] != row["high_s"]
+            out.append(Number(f"end to end, forecast on {row['target']} ({which}B)", row["end_to_end_s"], "s",
+                              row["low_s"] if has else None, row["high_s"] if has else None))
+        return out
 
     def common_notes(self) -> list[str]:
         """Notes every target shares (said once), in first-seen order."""
@@ -366,7 +386,7 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
         raise InputError("no target machine", key="--to")
     for spec in specs:  # every spec and parameter checked up front: a bad one fails before any work
         spec.load()
-    resolve_source(trace, source, allow_gpu_mismatch)
+    source_machine = resolve_source(trace, source, allow_gpu_mismatch)
     graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
     options = _with_chain(options)
     if jobs is None:
@@ -386,7 +406,8 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
                       measured_end_to_end_s=base["measured_end_to_end_s"],
                       replayed_end_to_end_s=base["replayed_end_to_end_s"],
                       measured_busy_s=base["measured_busy_s"], rows=[row for row, _, _ in out],
-                      notes={spec.label: notes for spec, (_, notes, _) in zip(specs, out, strict=True)})
+                      notes={spec.label: notes for spec, (_, notes, _) in zip(specs, out, strict=True)},
+                      specs=list(specs), source_machine=source_machine)
 
 
 def _with_chain(options: CostOptions | None) -> CostOptions:
@@ -445,39 +466,3 @@ def _on_dask(specs, args, jobs, address, progress) -> list[tuple[dict[str, Any],
             client.close()
             if cluster is not None:
                 cluster.close()
-
-
-def write_chart(comparison: Comparison, path: str) -> str:
-    """Horizontal bars: end-to-end on A (replayed) and forecast per target, split into the critical path's
-    GPU, host and other (launch, dependency) time, with the interval as whiskers. PNG/SVG/PDF by suffix."""
-    from pathlib import Path
-
-    import numpy as np
-
-    from nodecast.report.figures import check_figure_path, plt, save
-
-    check_figure_path(path)
-    table = comparison.table()
-    labels = [f"{comparison.source} (A, replayed)", *table["target"]]
-    n = len(labels)
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * n))
-    y = np.arange(n)[::-1]
-    a = comparison.replayed_end_to_end_s
-    parts = {"GPU work on the critical path": table["path_gpu_s"], "host work": table["path_host_s"],
-             "launch, dependency and other waits": table["path_other_s"]}
-    left = np.zeros(n - 1)
-    colors = ("#4c72b0", "#dd8452", "#8c8c8c")
-    for (name, values), color in zip(parts.items(), colors, strict=True):
-        v = np.clip(values.to_numpy(float), 0, None)
-        ax.barh(y[1:], v, left=left, color=color, label=name)
-        left += v
-    ax.barh(y[:1], [a], color="#55a868", label="A: replayed end to end")
-    err = np.vstack([table["end_to_end_s"] - table["low_s"], table["high_s"] - table["end_to_end_s"]])
-    if np.any(err > 0):
-        ax.errorbar(table["end_to_end_s"], y[1:], xerr=err, fmt="none", ecolor="black", capsize=3)
-    ax.axvline(comparison.measured_end_to_end_s, color="black", lw=0.8, ls="--", label="A: measured end to end")
-    ax.set_yticks(y, labels)
-    ax.set_xlabel("end to end: first API call to last GPU op end (s)")
-    ax.set_title(f"{Path(comparison.trace).name}: forecast on {plural(n - 1, 'target')}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.5 / (1 + 0.3 * n)), ncol=2, frameon=False)
-    return str(save(fig, path))

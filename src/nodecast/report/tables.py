@@ -119,6 +119,23 @@ def fmt_gbps(value: object) -> str:
     return "—" if math.isnan(v) else significant(v / 1e9)
 
 
+def fmt_signed_seconds(value: object) -> str:
+    """A change in seconds with its sign (``+1.5 ms``, ``-862 ms``, ``0 s``)."""
+    v = float(value)  # type: ignore[arg-type]
+    return ("+" if v > 0 else "-" if v < 0 else "") + fmt_seconds(abs(v))
+
+
+def fmt_interval_seconds(low: float, high: float) -> str:
+    """``low – high`` in seconds, or "—" when there is no interval or it rounds to one value."""
+    lo, hi = fmt_seconds(low), fmt_seconds(high)
+    return "—" if lo == hi else f"{lo} – {hi}"
+
+
+def fmt_ratio(value: object) -> str:
+    """A ratio printed as ``0.917x``."""
+    return f"{float(value):.3f}x"  # type: ignore[arg-type]
+
+
 def fmt_int(value: object) -> str:
     """An integer count with thousands separators."""
     v = float(value)  # type: ignore[arg-type]

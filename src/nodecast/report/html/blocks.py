@@ -167,15 +167,16 @@ def not_modelled(
     kept: pd.DataFrame | None,
     assumptions: Sequence[str],
     units: Mapping[str, str] | None = None,
+    none_kept: str = "No op was kept at its source time: every op was modelled.",
 ) -> Block:
     """What the forecast did not model: the ops kept at their source time (a table) and every assumption made.
 
     ``kept``: one row per op (or per group of ops) that kept its measured
-    time; ``None`` or empty says every op was modelled.
+    time; ``None`` or empty shows ``none_kept`` instead.
     """
     parts = []
     if kept is None or len(kept) == 0:
-        parts.append('<p class="kept-none">No op was kept at its source time: every op was modelled.</p>')
+        parts.append(f'<p class="kept-none">{_esc(none_kept)}</p>')
     else:
         parts.append(f"<h3>Kept at their source time: {len(kept):,} {'row' if len(kept) == 1 else 'rows'}</h3>")
         parts.append(table(kept, units).html)

@@ -153,7 +153,7 @@ def bars(
     k = len(values)
     step = 0.8 / k
     top = max(float(np.nanmax(df[c].to_numpy(np.float64), initial=0.0)) for c in values) * _scale(unit)
-    fig = _figure(90 + (10 + 14 * k) * len(full), y_range=list(reversed(shown)), x_range=(0, top * 1.15 or 1.0))
+    fig = _figure(140 + (10 + 14 * k) * len(full), y_range=list(reversed(shown)), x_range=(0, top * 1.15 or 1.0))
     for j, col in enumerate(values):
         v = df[col].to_numpy(np.float64)
         source = ColumnDataSource({"cat": shown, "name": full, "value": v * _scale(unit),

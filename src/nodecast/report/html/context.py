@@ -68,8 +68,8 @@ def machine_inputs(machine: Machine) -> MachineInputs:
         rows += [(f"bandwidth {k}", v, "B/s", origin) for k, v in m["bandwidth_bps"].items()]
         rows += [(f"GPU {k} bandwidth (measured)", v, "B/s", origin) for k, v in m["gpu_level_bandwidth_bps"].items()]
     values = pd.DataFrame(rows, columns=["field", "value", "unit", "source"])
-    where = str(machine.path) if machine.path is not None else "composed from a data sheet and a host"
-    return MachineInputs(machine.name, values, f"{machine.description} ({where})".strip())
+    where = f" ({machine.path})" if machine.path is not None else ""
+    return MachineInputs(machine.name, values, f"{machine.description}{where}".strip())
 
 
 def run_inputs(trace: str, command: Sequence[str] | str | None, machines: Sequence[Machine] = (),

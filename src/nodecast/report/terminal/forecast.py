@@ -1,0 +1,73 @@
+"""``nodecast forecast`` with one target at the terminal: end to end and GPU-busy on A and B, GPU time per
+category, the critical paths, the ops that moved the end to end most, where each op's time came from, the ops
+kept at their source time, and the notes."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+
+from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
+from nodecast.report import tables as t
+from nodecast.report.terminal import render
+
+
+@render.register(ForecastResult)
+def render_forecast(result: ForecastResult, console: Console | None = None, *, top: int = 10) -> None:
+    """Print ``result``; ``top``: how many of the ops that moved the end to end most to list."""
+    g = result.graph
+    console = console or t.console()
+    gpus = ", ".join(f"{d}: {n}" for d, n in sorted(g.gpus.items())) or "not recorded"
+    console.print(f"[bold]{escape(g.source)}[/] ({g.format}; GPUs {escape(gpus)}); {len(g):,} ops, {g.n_edges:,} "
+                  f"edges; {escape(result.source.name)} -> {escape(result.target.name)}", soft_wrap=True)
+    t.render(whole_table(result), f"Whole-application forecast, {escape(result.source.name)} (A) -> "
+             f"{escape(result.target.name)} (B)",
+             {MEASURED: t.fmt_seconds, REPLAYED: t.fmt_seconds, FORECAST: t.fmt_seconds, "B / A": t.fmt_ratio},
+             console)
+    cats = result.categories()
+    shown = cats.drop(columns=["low_s", "high_s"]) if not result.costs.has_interval else cats
+    t.render(shown.rename(columns={"source_s": "on A", "target_s": "on B", "low_s": "low", "high_s": "high"}),
+             "GPU time per category (sum of op durations) and the models that gave it",
+             {"ops": t.fmt_int, "on A": t.fmt_seconds, "on B": t.fmt_seconds, "low": t.fmt_seconds,
+              "high": t.fmt_seconds}, console)
+    cp = result.critical_paths()
+    if len(cp):
+        t.render(cp.rename(columns={"on_a_s": "on A (replayed)", "on_b_s": "on B (forecast)", "change_s": "change"}),
+                 "Critical path by category (each column sums to its end to end)",
+                 {"on A (replayed)": t.fmt_seconds, "on B (forecast)": t.fmt_seconds, "change": t.fmt_signed_seconds},
+                 console)
+    movers = result.movers(top)
+    if top and len(movers):
+        movers = movers.assign(name=movers["name"].str.slice(0, 60).map(escape))
+        t.render(movers.rename(columns={"on_a_s": "on A's path", "on_b_s": "on B's path", "change_s": "change"}),
+                 "Ops that moved the end to end most (time they add to the critical path)",
+                 {"ops": t.fmt_int, "on A's path": t.fmt_seconds, "on B's path": t.fmt_seconds,
+                  "change": t.fmt_signed_seconds}, console)
+    prov = result.costs.provenance(g)
+    t.render(prov.rename(columns={"source_s": "time on A", "target_s": "time on B"}),
+             "Where each op's time on B comes from (source: kept at its time on A; host: host work)",
+             {"ops": t.fmt_int, "time on A": t.fmt_seconds, "time on B": t.fmt_seconds}, console)
+    kept = result.kept()
+    if len(kept):
+        kept = kept.assign(name=kept["name"].str.slice(0, 70).map(escape))
+        t.render(kept.rename(columns={"source_s": "time on A"}), "GPU ops kept at their time on A (no model handles them)",
+                 {"ops": t.fmt_int, "time on A": t.fmt_seconds}, console)
+    for note in result.notes:
+        console.print(f"note: {note}", soft_wrap=True, markup=False, highlight=False)
+
+
+def whole_table(result: ForecastResult) -> pd.DataFrame:
+    """End to end and GPU-busy per GPU: measured and replayed on A, forecast on B with its interval (text), B / A."""
+    low, high = result.interval_s
+    e2e, measured = result.end_to_end_s, result.measured_end_to_end_s
+    rows = [{"quantity": "end to end (first API call to last GPU op end)", MEASURED: measured,
+             REPLAYED: result.replayed_end_to_end_s, FORECAST: e2e, "interval on B": t.fmt_interval_seconds(low, high),
+             "B / A": e2e / measured if measured else float("nan")}]
+    busy = result.busy_s()
+    for d in sorted(busy[MEASURED]):
+        m, f = busy[MEASURED][d], busy[FORECAST].get(d, float("nan"))
+        rows.append({"quantity": f"GPU {d} busy (union of op intervals)", MEASURED: m,
+                     REPLAYED: busy[REPLAYED].get(d, float("nan")), FORECAST: f, "interval on B": "",
+                     "B / A": f / m if m else float("nan")})
+    return pd.DataFrame(rows)
