@@ -140,3 +140,18 @@ def test_real_v100_set_baselines():
         res = cls(km).project(tr, V100, H100)
         assert np.isfinite(res.time_s).all() and (res.time_s > 0).all()
     assert np.allclose(DramRatioModel(km).project(tr, V100, H100).time_s, src * 846 / 1907)
+
+
+def test_flops_ratio_fp32_issue_limited_without_metrics():
+    """Without metrics, an FP32-named kernel scales by SMs x clock x issue-limited FP32 lanes per SM (Kepler's
+    192 lanes count 128, single issue: GTX TITAN -> GTX 970 is the SM-clock ratio, not the 4.71 -> 3.92 TFLOP/s
+    peak ratio); an FP64-named one by its peak ratio."""
+    from nodecast.machines import load_machine
+
+    titan, gtx970 = load_machine("gtx-titan"), load_machine("gtx-970")
+    tr = Trace.from_columns({"kind": [OpKind.KERNEL, OpKind.KERNEL], "start_ns": [0, 2_000_000],
+                             "end_ns": [1_000_000, 3_000_000], "name_id": [0, 1]}, ["k(float*)", "k(double*)"])
+    res = FlopsRatioModel().project(tr, titan, gtx970)
+    assert res.time_s[0] == pytest.approx(1e-3 * (14 * 0.876e9) / (13 * 1.178e9), rel=1e-12)
+    assert res.time_s[1] == pytest.approx(1e-3 * 1.5e12 / 122.5e9, rel=1e-12)
+    assert any("issue-limited FP32 lanes per SM and clock 128 -> 128" in n for n in res.notes)

@@ -69,6 +69,9 @@ class TargetLimits:
     SM = CU, registers = VGPRs in 32-bit lane-registers, shared memory = LDS).
     Registers are 32-bit registers; ``register_allocation_unit`` is in
     registers, allocated per warp; shared memory in bytes.
+    ``warp_schedulers_per_sm``: warp instructions an SM issues per clock with
+    one per scheduler; ``dispatch_units_per_scheduler``: instructions one
+    scheduler can issue per clock from one warp (dual issue: 2).
     """
 
     target: str
@@ -89,6 +92,8 @@ class TargetLimits:
     fp32_lanes_per_sm: int | None = None
     fp64_lanes_per_sm: int | None = None
     simds_per_cu: int | None = None
+    warp_schedulers_per_sm: int | None = None
+    dispatch_units_per_scheduler: int | None = None
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
     path: Path | None = field(default=None, compare=False)
 

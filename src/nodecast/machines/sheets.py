@@ -74,6 +74,8 @@ _TARGET_INTS: dict[str, tuple[int, int]] = {
     "fp32_lanes_per_sm": (1, 4096),
     "fp64_lanes_per_sm": (1, 4096),
     "simds_per_cu": (1, 16),
+    "warp_schedulers_per_sm": (1, 16),
+    "dispatch_units_per_scheduler": (1, 8),
 }
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
+from nodecast.models.kernel_footprint import kernel_rows
 from nodecast.models.kernel_wave import WaveScalingModel
 from nodecast.models.roofline import RooflineModel
 
@@ -62,10 +63,11 @@ class DefaultKernelModel:
     def project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
         """Roofline times for the ops with metrics, wave-scaling times for the other kernels; NaN elsewhere."""
         wave = WaveScalingModel().project(trace, source, target)
-        time_s = wave.time_s.copy()
-        low = wave.low_s.copy() if wave.low_s is not None else np.full(len(trace), np.nan)
-        high = wave.high_s.copy() if wave.high_s is not None else np.full(len(trace), np.nan)
-        n_kernels = int(np.count_nonzero(self.accepts(trace)))
+        # The wave model's arrays are this result's own (nothing else holds them): filled in place, not copied.
+        time_s = wave.time_s
+        low = wave.low_s if wave.low_s is not None else np.full(len(trace), np.nan)
+        high = wave.high_s if wave.high_s is not None else np.full(len(trace), np.nan)
+        n_kernels = len(kernel_rows(trace))
         notes: list[str] = []
         roof_rows = np.zeros(0, dtype=np.int64)
         roof_notes: list[str] = []
@@ -81,7 +83,7 @@ class DefaultKernelModel:
                 low[roof_rows] = result.low_s[roof_rows]  # type: ignore[index]
                 high[roof_rows] = result.high_s[roof_rows]  # type: ignore[index]
                 roof_notes = result.notes
-        n_wave = int(np.count_nonzero(~np.isnan(time_s))) - len(roof_rows)
+        n_wave = n_kernels - int(np.count_nonzero(np.isnan(time_s[kernel_rows(trace)]))) - len(roof_rows)
         notes.insert(0, f"{len(roof_rows):,} of {n_kernels:,} kernel ops by roofline (they have Nsight Compute "
                         f"metrics), {n_wave:,} by wave-scaling" + ("" if self.metrics is not None else
                                                                    " (no metrics given)"))

@@ -2,49 +2,76 @@
 
 Habitat (Yu, Gao, Golikov, Pekhimenko, "Habitat: A Runtime-Based
 Computational Performance Predictor for Deep Neural Network Training",
-USENIX ATC 2021, section 3.3 "Wave scaling", eq. 1; reference implementation
-geoffxy/habitat ``analyzer/habitat/analysis/wave_scaling/roofline.py``): a
-kernel's B thread blocks run in waves of W blocks (W = resident blocks per SM x
-SMs); a wave's time scales with the memory bandwidth D when memory-bound and
-with the clock C when compute-bound, mixed by an exponent gamma in [0, 1]::
+USENIX ATC 2021, pp. 503-521, section 3.3 "Wave scaling"). The paper's text
+was not available to this project (only its abstract, in the stored copies of
+https://usenix.org/conference/atc21/presentation/yu and
+https://geoffreyyu.com/habitat), so what is cited here is the authors' code,
+``geoffxy/habitat`` at commit 1d8b740efaede0296520a3cd925dac9becd9d198,
+``analyzer/habitat/analysis/wave_scaling/roofline.py``, which computes, for a
+kernel that fills at least one wave on either GPU (verbatim)::
 
-    T_t = ceil(B / W_t) / ceil(B / W_s) * T_s * (W_t D_s / (W_s D_t))^gamma * (C_s / C_t)^(1 - gamma)
+    bandwidth_factor = (origin_device.mem_bandwidth_gb / dest_device.mem_bandwidth_gb)
+    clock_factor = (origin_device.base_clock_mhz / dest_device.base_clock_mhz)
+    sm_factor = (origin_device.num_sms / dest_device.num_sms)
+    scaled_run_time_ns = (kernel.run_time_ns * math.pow(bandwidth_factor, gamma) *
+                          math.pow(clock_factor, gamma_compl) * math.pow(sm_factor, gamma_compl))
 
-(s: the GPU the trace comes from, t: the target; T in seconds, D in bytes/s,
-C in Hz). nodecast computes, per launch and vectorized over the trace:
+with ``gamma_compl = 1 - gamma``, and, for a kernel that fills less than one
+wave on both ("if it doesn't fill a single wave on the current device AND if
+it doesn't fill a single wave on the destination device"),
+``run_time * ((origin clock / dest clock) * (ceil(B / dest SMs) /
+ceil(B / origin SMs)))^(1 - gamma)``; ``common.py`` takes the wave size as
+``num_sms * thread_block_occupancy`` on each GPU, and ``_roofline_gamma`` takes
+gamma from the kernel's FLOP efficiency and DRAM bytes against the
+destination's ridge point R: ``gamma = -0.5/R * intensity + 1`` below R,
+``0.5R / intensity`` above. That is, in the notation used here (s: the GPU the
+trace comes from, t: the target; T in seconds, D DRAM bandwidth in bytes/s, C
+clock in Hz, N SMs)::
 
-* W from the theoretical occupancy of the launch on each GPU
-  (``kernel_occupancy``: block size, registers per thread and shared memory
-  per block of the trace, each GPU's per-SM limits from its data sheet);
-  Habitat does the same from its profiled kernels;
-* ``W_t / W_s`` inside the memory term becomes ``W't / W's`` with
-  ``W' = min(B, W)``: a kernel that does not fill one wave moves B blocks'
-  bytes per wave on either GPU. Habitat's code special-cases these kernels
-  instead (scaling them by the clock and blocks-per-SM ratio alone, to the
-  power 1 - gamma); with W' the same equation covers both;
-* ``C_s / C_t``: the clock ratio (the machines' clocks; a node composed from a
-  data sheet has the sheet's boost clock), times the per-SM peak ratio for
-  FP64, FP16, BF16 and tensor-core kernels (``kernel_ratios.per_sm_rate_ratio``,
-  the precision read from the kernel's name); Habitat uses the clock ratio for
+    T_t = T_s * (D_s / D_t)^gamma * (C_s N_s / (C_t N_t))^(1 - gamma)            (Habitat's code)
+
+nodecast computes, per launch and vectorized over the trace::
+
+    T_t = ceil(B / W_t) / ceil(B / W_s) * T_s * (W't D_s / (W's D_t))^gamma * (R_s / R_t)^(1 - gamma)
+
+with B the launch's thread blocks, W = resident blocks per SM x SMs (the wave)
+and W' = min(B, W). Where it departs from that code (its ratios stand on the
+full-wave limit: for B >> W, ceil(B/W_t)/ceil(B/W_s) -> W_s/W_t, and the two
+equations agree when both GPUs hold the same blocks per SM and R is the clock):
+
+* the wave quantization ceil(B/W) on each GPU, from the launch's theoretical
+  occupancy on each GPU (``kernel_occupancy``: block size, registers per
+  thread and shared memory per block of the trace, each GPU's per-SM limits
+  from its data sheet), replaces the SM ratio; the memory term carries the
+  blocks per wave, ``W't D_s / (W's D_t)``, so that with the wave count it
+  scales a memory-bound kernel's time by D_s / D_t (W' = min(B, W): a kernel
+  that does not fill one wave moves B blocks' bytes per wave on either GPU, so
+  one equation covers the code's small-kernel case too);
+* ``R_s / R_t``, the per-SM compute rate ratio (``kernel_ratios.per_sm_rate_ratio``):
+  the clock (boost clock of a composed node; Habitat's code takes the base
+  clock) times the issue-limited FP32 lanes per SM for FP32 kernels and the
+  warp-scheduler issue slots per SM for kernels whose name says no precision,
+  the per-SM peak ratio for FP64, FP16, BF16 and tensor-core kernels (the
+  precision read from the kernel's name); Habitat's code uses the clock for
   every kernel;
-* gamma without metrics. Habitat takes gamma from profiled metrics (the
-  kernel's FLOP efficiency and DRAM bytes give its arithmetic intensity, and
-  gamma falls from 1 to 0 as the intensity passes the ridge point). With a
-  timeline only, nodecast takes gamma from the trace: the *memory share*
-  ``u = F / (T_s D_s)`` of ``kernel_footprint`` (F the bytes copied to the GPU
-  just before the kernel and back just after it, a lower bound of its DRAM
-  traffic), ``gamma = min(u, 1)``. A kernel with no copy beside it (data
-  resident on the GPU) has no evidence either way: ``gamma = 0.5``
-  (``DEFAULT_GAMMA``, the midpoint, so that its projection is the geometric
-  mean of the memory-bound and compute-bound ones). Neither value was fitted
-  to any data;
+* gamma without metrics. With a timeline only, nodecast takes gamma from the
+  trace: the *memory share* ``u = F / (T_s D_s)`` of ``kernel_footprint`` (F
+  the bytes copied to the GPU just before the kernel and back just after it,
+  a lower bound of its DRAM traffic), ``gamma = min(u, 1)``. A kernel with no
+  copy beside it (data resident on the GPU) has no evidence either way:
+  ``gamma = 0.5`` (``DEFAULT_GAMMA``, the midpoint, so that its projection is
+  the geometric mean of the memory-bound and compute-bound ones). Neither
+  value was fitted to any data;
 * a launch whose configuration the trace does not record (grid or block 0:
   ncu-derived traces) is taken to fill the GPU many times over:
-  ``T_t = T_s (D_s/D_t)^gamma (C_s SMs_s / (C_t SMs_t))^(1-gamma)``.
+  ``T_t = T_s (D_s/D_t)^gamma (C_s SMs_s / (C_t SMs_t))^(1-gamma)`` (times the
+  issue-rate ratio above), Habitat's code's full-wave form.
 
 The interval (``ModelResult.low_s``/``high_s``) spans gamma = 1 (DRAM-bandwidth
 scaling with waves) to gamma = 0 (compute scaling with waves): the spread of
 the two ratio baselines, with the wave quantization; the projection lies in it.
+Every term but gamma is computed once per launch signature
+(``kernel_signatures``), gamma and the power once per launch.
 """
 
 from __future__ import annotations
@@ -55,8 +82,9 @@ import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
-from nodecast.models.kernel_footprint import memory_share
-from nodecast.models.kernel_occupancy import LaunchShape, _groups, launch_arrays, occupancy
+from nodecast.models.kernel_footprint import kernel_rows, memory_share
+from nodecast.models.kernel_occupancy import LaunchShape, launch_arrays, occupancy
+from nodecast.models.kernel_signatures import launch_signatures
 from nodecast.models.kernel_precision import Precisions
 from nodecast.models.kernel_ratios import dram_bps, dram_ratio, per_sm_rate_ratio
 from nodecast.report.words import plural
@@ -76,7 +104,7 @@ class WaveTerms:
     ``wave_ratio`` = ceil(B/W_t) / ceil(B/W_s), ``mem`` = W't D_s / (W's D_t),
     ``rate`` = C_s / C_t (x the per-SM peak ratio where the name says
     FP64/FP16/BF16/tensor) are computed once per launch signature (kernel name,
-    launch shape, blocks: ``_signatures``); ``index`` gives each launch's
+    launch shape, blocks: ``kernel_signatures``); ``index`` gives each launch's
     signature (None: one per launch).
     """
 
@@ -94,45 +122,20 @@ class WaveTerms:
     def _per_launch(self, values: np.ndarray) -> np.ndarray:
         return values if self.index is None else values[self.index]
 
-    def scale(self, gamma: float | None = None) -> np.ndarray:
-        """T_t / T_s for every launch, at the launches' gamma or at a given one (eq. 1)."""
-        if gamma is None:
-            # mem^g x rate^(1-g) = rate x (mem/rate)^g: one power instead of two
-            return self._per_launch(self.wave_ratio * self.rate) * self._per_launch(self.mem / self.rate) ** self.gamma
-        if gamma == 1.0:
-            return self._per_launch(self.wave_ratio * self.mem)
-        if gamma == 0.0:
-            return self._per_launch(self.wave_ratio * self.rate)
-        return self._per_launch(self.wave_ratio * self.mem**gamma * self.rate ** (1.0 - gamma))
-
-
-def _signatures(arrays: tuple[np.ndarray, ...], known: np.ndarray,
-                name_id: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """First launch of each distinct (name, launch shape, blocks, recorded or not) and each launch's index.
-
-    ``arrays``: ``kernel_occupancy.launch_arrays``. Every term of eq. 1 but gamma depends on these alone; a
-    trace of a million launches has a few thousand. None when a packed key would overflow.
-    """
-    blocks, threads, regs, smem, unknown_smem = arrays
-    groups = _groups(threads, regs, smem, unknown_smem)
-    if groups is None or len(name_id) == 0:
-        return None
-    import pandas as pd
-
-    _, shape_code, _ = groups
-    pair, pairs = pd.factorize((shape_code.astype(np.int64) << 32) | (name_id.astype(np.int64) + 1))
-    blocks = np.where(known, blocks, 0)
-    if float(blocks.max()) * len(pairs) >= 2.0**62:
-        return None
-    codes, uniq = pd.factorize(blocks * len(pairs) + pair)
-    first = np.empty(len(uniq), dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    return first, codes
+    def times(self, t_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Projected seconds of launches that took ``t_s`` seconds on the source: at their gamma, and the interval
+        (gamma = 0 and 1, the ends of the model's range; the point lies between them)."""
+        compute_end = t_s * self._per_launch(self.wave_ratio * self.rate)
+        memory_end = t_s * self._per_launch(self.wave_ratio * self.mem)
+        point = compute_end * np.exp(self.gamma * self._per_launch(np.log(self.mem / self.rate)))
+        low, high = np.minimum(compute_end, memory_end), np.maximum(compute_end, memory_end)
+        np.clip(point, low, high, out=point)  # exp(g ln r) lies between 1 and r; only rounding could leave it
+        return point, low, high
 
 
 def wave_terms(trace: Trace, rows: np.ndarray, source: Machine, target: Machine, needed_by: str,
                t_s: np.ndarray | None = None) -> WaveTerms:
-    """The terms of eq. 1 for the kernel rows ``rows`` of ``trace`` (module docstring).
+    """The terms of the wave-scaling equation (module docstring) for the kernel rows ``rows`` of ``trace``.
 
     ``t_s``: the rows' durations in seconds, when the caller has them. InputError when a machine gives no
     DRAM bandwidth (the callers turn it into a note).
@@ -141,18 +144,15 @@ def wave_terms(trace: Trace, rows: np.ndarray, source: Machine, target: Machine,
     d_ratio, d_note = dram_ratio(source, target, needed_by)
     notes.append(d_note)
     cols = trace.columns
-    arrays = launch_arrays(cols, rows)
-    known_all = (cols["grid_x"][rows] > 0) & (cols["block_x"][rows] > 0)
-    name_all = cols["name_id"][rows]
-    sig = _signatures(arrays, known_all, name_all)
-    if sig is None:
-        index, weight = None, np.ones(len(rows), dtype=np.int64)
-        shape, known, name_id = LaunchShape.from_arrays(*arrays), known_all, name_all
+    sig = launch_signatures(cols, rows)
+    if sig is None:  # a value outside the signature packing: every launch on its own
+        index, weight, sub = None, np.ones(len(rows), dtype=np.int64), rows
     else:
-        first, index = sig
-        weight = np.bincount(index, minlength=len(first))
-        shape = LaunchShape.from_arrays(*(a[first] for a in arrays), grouped=False)
-        known, name_id = known_all[first], name_all[first]
+        index, weight, sub = sig.index, sig.weight, rows[sig.first]
+    arrays = launch_arrays(cols, sub)
+    shape = LaunchShape.from_arrays(*arrays, grouped=sig is None)
+    known = (cols["grid_x"][sub] > 0) & (cols["block_x"][sub] > 0)
+    name_id = cols["name_id"][sub]
     n = len(shape)
     wave_ratio = np.full(n, source.gpu.sms / target.gpu.sms)
     w_ratio = np.full(n, target.gpu.sms / source.gpu.sms)
@@ -172,26 +172,32 @@ def wave_terms(trace: Trace, rows: np.ndarray, source: Machine, target: Machine,
         w_ratio = np.where(known, np.minimum(b, w_t) / np.minimum(b, w_s), w_ratio)
         notes.append("registers and shared memory per block as recorded on the source, on both GPUs "
                      "(the target's compiler may allocate otherwise)")
-    if not known_all.all():
-        notes.append(f"{plural(int((~known_all).sum()), 'launch', 'launches')} without grid/block sizes in the trace: "
+    if not known.all():
+        notes.append(f"{plural(int(weight[~known].sum()), 'launch', 'launches')} without grid/block sizes in the trace: "
                      "taken to fill the GPU (waves scale with the SM count)")
     rate, rate_notes = per_sm_rate_ratio(source, target, Precisions(trace.names, name_id), weight)
     notes += rate_notes
-    share = memory_share(trace, rows, dram_bps(source, needed_by), t_s)
-    evidence = np.isfinite(share)
-    gamma = np.where(evidence, np.minimum(np.nan_to_num(share), 1.0), DEFAULT_GAMMA)
-    if evidence.any():
+    gamma = memory_share(trace, rows, dram_bps(source, needed_by), t_s)
+    evidence = ~np.isnan(gamma)
+    n_evidence = int(np.count_nonzero(evidence))
+    np.minimum(gamma, 1.0, out=gamma)
+    if n_evidence < len(gamma):
+        gamma[~evidence] = DEFAULT_GAMMA
+    if n_evidence:
         notes.append(f"gamma from the bytes copied to and from the GPU around the kernel for "
-                     f"{plural(int(evidence.sum()), 'launch', 'launches')} (median {np.median(gamma[evidence]):.2f})")
-    if (~evidence).any():
+                     f"{plural(n_evidence, 'launch', 'launches')} (median {_median_unit(gamma[evidence]):.2f})")
+    if n_evidence < len(gamma):
         notes.append(f"gamma = {DEFAULT_GAMMA} (no copy beside the kernel: no evidence of memory- or compute-"
-                     f"boundness) for {plural(int((~evidence).sum()), 'launch', 'launches')}")
+                     f"boundness) for {plural(len(gamma) - n_evidence, 'launch', 'launches')}")
     return WaveTerms(wave_ratio, w_ratio * d_ratio, rate, gamma, notes, index)
 
 
-def kernel_rows(trace: Trace) -> np.ndarray:
-    """Indices of the kernel ops."""
-    return trace.memo(("kernel-rows",), lambda: np.flatnonzero(trace["kind"] == OpKind.KERNEL))
+def _median_unit(values: np.ndarray) -> float:
+    """The median of values in [0, 1] to within 0.0005 (the notes print two decimals): from a histogram of 1,000
+    bins (one ``np.bincount`` pass instead of ``np.median``'s partition of every launch)."""
+    counts = np.bincount(np.minimum((values * 1000).astype(np.int64), 999), minlength=1000)
+    half = np.searchsorted(np.cumsum(counts), (len(values) + 1) / 2)
+    return (half + 0.5) / 1000
 
 
 @register
@@ -220,9 +226,5 @@ class WaveScalingModel:
             terms = wave_terms(trace, rows, source, target, self.name, t_s)
         except InputError as exc:
             return ModelResult(self.name, time_s, low, high, [f"no kernel projected: {exc.reason}"])
-        point = t_s * terms.scale()
-        memory_end, compute_end = t_s * terms.scale(1.0), t_s * terms.scale(0.0)
-        time_s[rows] = point
-        low[rows] = np.minimum(np.minimum(memory_end, compute_end), point)
-        high[rows] = np.maximum(np.maximum(memory_end, compute_end), point)
+        time_s[rows], low[rows], high[rows] = terms.times(t_s)
         return ModelResult(self.name, time_s, low, high, terms.notes)
