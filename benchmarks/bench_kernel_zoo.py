@@ -20,16 +20,23 @@ deviceQuery reports 1,279 MHz (the gtx-970 sheet's [DQ] source);
 would give it in a machine file (``[gpu] sheet = "gtx-970"``, ``clock_hz =
 1.279e9``). No constant is fitted to this data: the models take the data
 sheets and the source trace only (wave scaling's gamma = 0.5 default is a
-midpoint, not a fit).
+midpoint, not a fit; single issue for the issue-limited FP32 rate comes from
+the sources, and ``--issue-logo`` shows what choosing it on this data
+leave-one-GPU-out would give).
 
 Also the H100 -> MI300X PyTorch pair (../shared/data/traces/kineto_nsfw-image-
 detection_{h100,mi300x}.json.gz): kernel names differ across vendors, so
 kernel totals are compared.
 
-    python benchmarks/bench_kernel_zoo.py [--step 1] [--gtx970-clock HZ] [--csv out.csv]
+    python benchmarks/bench_kernel_zoo.py [--step 1] [--gtx970-clock HZ] [--csv out.csv] [--issue-logo]
 
 Prints Markdown tables (the README's). ``--step 4`` evaluates every 4th file
-(a quick look).
+(a quick look). ``--issue-logo`` also runs the models with dual issue
+(issue-limited FP32 lanes ``min(fp32 lanes, schedulers x dispatch units x
+warp size)``: Kepler's 192 lanes instead of 128) and prints the
+leave-one-GPU-out choice between single and dual issue: for each held-out
+GPU, the variant with the lower pooled default-kernel WMAPE on the pairs
+without it, and that variant's WMAPE on the pairs with it.
 """
 
 from __future__ import annotations
@@ -63,6 +70,36 @@ def machines(gtx970_clock: float | None) -> dict:
         out["GTX-970"] = replace(m, name=f"{m.name} at {gtx970_clock / 1e6:,.0f} MHz",
                                  gpu=replace(m.gpu, clock_hz=gtx970_clock))
     return out
+
+
+def dual_issue_lanes(limits):  # noqa: ANN001, ANN201 (TargetLimits -> int | None)
+    """Issue-limited FP32 lanes with dual issue: min(FP32 lanes, schedulers x dispatch units x warp size)."""
+    from nodecast.models.kernel_ratios import issue_slots
+
+    slots = issue_slots(limits)
+    if slots is None or limits.fp32_lanes_per_sm is None:
+        return None
+    return min(limits.fp32_lanes_per_sm, slots * (limits.dispatch_units_per_scheduler or 1))
+
+
+def issue_logo(single: dict, dual: dict) -> str:
+    """Leave-one-GPU-out choice between single and dual issue (module docstring), as a Markdown table."""
+    lines = ["Leave-one-GPU-out: single or dual issue chosen on the pairs without the held-out GPU "
+             "(default-kernel, pooled WMAPE %):", "",
+             "| held out | pairs without it: single | dual | chosen | pairs with it: chosen variant |",
+             "|---|---:|---:|:-:|---:|"]
+    for held in GPUS:
+        def pooled(sums: dict, with_held: bool) -> float:
+            return wmape([v for k, v in sums.items() if k[3] == "default-kernel" and (held in k[:2]) == with_held])
+        s_train, d_train = pooled(single, False), pooled(dual, False)
+        chosen, sums = ("single", single) if s_train <= d_train else ("dual", dual)
+        tie = " (tie)" if abs(s_train - d_train) < 0.05 else ""
+        lines.append(f"| {SHORT[held]} | {s_train:.1f} | {d_train:.1f} | {chosen}{tie} | {pooled(sums, True):.1f} |")
+    overall = {n: wmape([v for k, v in d.items() if k[3] == "default-kernel"]) for n, d in (("single", single),
+                                                                                              ("dual", dual))}
+    lines += ["", f"Overall default-kernel WMAPE: single issue {overall['single']:.1f} %, dual issue "
+                  f"{overall['dual']:.1f} %."]
+    return "\n".join(lines)
 
 
 def zoo_errors(step: int, gtx970_clock: float | None) -> dict:
@@ -164,6 +201,8 @@ def main() -> int:
                         help="GTX 970 clock instead of the sheet's 1.178e9 (the dataset's card: 1.279e9)")
     parser.add_argument("--csv", metavar="FILE", help="write (source, target, program, model) sums as CSV")
     parser.add_argument("--no-cross-vendor", action="store_true", help="skip the H100 -> MI300X pair")
+    parser.add_argument("--issue-logo", action="store_true",
+                        help="also run with dual issue and print the leave-one-GPU-out single/dual choice")
     args = parser.parse_args()
     t0 = time.perf_counter()
     sums = zoo_errors(args.step, args.gtx970_clock)
@@ -176,6 +215,12 @@ def main() -> int:
         rows = [{"source": k[0], "target": k[1], "program": k[2], "model": k[3], "abs_error_s": v[0],
                  "actual_s": v[1], "launches": v[2]} for k, v in sums.items()]
         pd.DataFrame(rows).to_csv(args.csv, index=False)
+    if args.issue_logo:
+        from unittest import mock
+
+        with mock.patch("nodecast.models.kernel_ratios.issue_lanes", dual_issue_lanes):
+            dual = zoo_errors(args.step, args.gtx970_clock)
+        print("\n" + issue_logo(sums, dual))
     if not args.no_cross_vendor:
         print("\n" + cross_vendor())
     return 0

@@ -197,3 +197,29 @@ def test_shipped_device_names_are_distinct():
                 clashes.append((name, owner[name], s.key))
             owner[name] = s.key
     assert not clashes
+
+
+def test_warp_scheduler_counts_are_optional_bounded_integers(sheet_folder):
+    """``warp_schedulers_per_sm`` and ``dispatch_units_per_scheduler`` load when given; 0 schedulers is one line
+    naming the target file and the key."""
+    path = sheet_folder / "targets" / "sm_90.toml"
+    text = path.read_text()
+    assert load_target_file(path).warp_schedulers_per_sm is None
+    path.write_text(text + "warp_schedulers_per_sm = 4\ndispatch_units_per_scheduler = 1\n")
+    limits = load_target_file(path)
+    assert (limits.warp_schedulers_per_sm, limits.dispatch_units_per_scheduler) == (4, 1)
+    path.write_text(text + "warp_schedulers_per_sm = 0\n")
+    with pytest.raises(InputError) as info:
+        load_target_file(path)
+    assert info.value.key == "warp_schedulers_per_sm" and str(path) in info.value.message
+
+
+@pytest.mark.parametrize("target", [t for t in target_names() if t.startswith("sm_") and t != "sm_21"])
+def test_shipped_nvidia_targets_give_scheduler_counts_with_sources(target):
+    """Every shipped NVIDIA target from Kepler on gives its warp schedulers per SM (4, GP100's sm_60: 2), each
+    with a source comment, as the issue-limited compute rate needs (docs/kernels.md)."""
+    limits = load_target_file(gpus_dir() / "targets" / f"{target}.toml")
+    assert limits.warp_schedulers_per_sm == (2 if target == "sm_60" else 4)
+    assert "warp_schedulers_per_sm" in limits.sources
+    if limits.dispatch_units_per_scheduler is not None:
+        assert "dispatch_units_per_scheduler" in limits.sources

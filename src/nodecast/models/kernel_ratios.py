@@ -34,8 +34,9 @@
   ratio for the others; the clock ratio ``f_s / f_t`` alone, as in Habitat,
   where a target has no scheduler count. On the kernel zoo's four GPUs (three
   Kepler, one Maxwell: 128 issue-limited lanes per SM on each) this is the
-  clock ratio; the FP32 peaks' 192 against 128 lanes err by 46 % (WMAPE)
-  there against 23.5 % (benchmarks/bench_kernel_zoo.py, docs/kernels.md).
+  clock ratio; dual issue (192 against 128 FP32 lanes) errs by 38.8 %
+  (WMAPE) there against 23.5 % (``benchmarks/bench_kernel_zoo.py
+  --issue-logo``, docs/kernels.md).
 """
 
 from __future__ import annotations
