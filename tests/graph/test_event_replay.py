@@ -139,11 +139,15 @@ def test_kernel_slots_limit_concurrent_kernels(graph_of):
     assert r.path == "event" and sorted(r.schedule.end_s.tolist()) == [1.0, 2.0]
 
 
-def test_a_device_the_machine_lacks_is_an_input_error(graph_of):
-    """A copy on GPU 2 replayed on a 2-GPU platform is one InputError naming the device."""
+def test_a_device_the_machine_lacks_copies_through_gpu_d_mod_count(graph_of):
+    """A copy on GPU 2 replayed on a 2-GPU platform takes GPU 0's route (device d is GPU d mod count, as the
+    transfer models place it), with a note; a platform without GPUs is one InputError."""
     g = with_copies(graph_of(1, []), {0: (2, Engine.HTOD, GB)})
-    with pytest.raises(InputError, match="copies to or from GPU 2 and switch has 2 GPU"):
-        copy_links(g, switch_platform())
+    links = copy_links(g, switch_platform())
+    assert links.routes[links.route[0]] == (0, 2) and any("GPU d mod 2" in n for n in links.notes)
+    no_gpu = switch_platform(gpus=0)
+    with pytest.raises(InputError, match="copies to or from GPU 2 and switch has no GPU"):
+        copy_links(g, no_gpu)
 
 
 def test_copies_no_longer_than_their_latency_stay_off_the_network(graph_of):
@@ -276,3 +280,42 @@ def test_a_peer_copy_shares_the_slot_it_writes_into(graph_of):
     alone = copy_links(g, plat)
     assert [alone.routes[r] if r >= 0 else None for r in alone.route.tolist()] == [None, (0, 4)]
     assert any("peer copies replayed without link sharing" in n for n in alone.notes)
+
+
+def test_kernel_slots_bind_only_with_more_streams_than_slots(graph_of):
+    """Three independent 1 s kernels on three streams with two slots: two run at once, the third waits (event
+    path); three kernels of one stream (chained by stream order) never wait for one slot: no unit, single pass."""
+    g = graph_of(3, [])
+    g.ops["queue"][:] = [1, 2, 3]
+    links = copy_links(g, switch_platform())
+    r = replay_shared(g, np.ones(3), links, max_concurrent_kernels=2)
+    assert r.path == "event" and sorted(r.schedule.end_s.tolist()) == [1.0, 1.0, 2.0]
+    chain = [(0, 1, EdgeKind.STREAM_ORDER, Anchor.END, 0.0), (1, 2, EdgeKind.STREAM_ORDER, Anchor.END, 0.0)]
+    one = graph_of(3, chain)
+    r = replay_shared(one, np.ones(3), copy_links(one, switch_platform()), max_concurrent_kernels=1)
+    assert r.path == "single-pass" and "no op can wait" in r.reason and r.schedule.end_s.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_machine_engines_replace_the_traces(graph_of):
+    """A graph built with one copy engine for every direction (its host-to-device and device-to-host copies chained)
+    replayed with a DGX A100's engines (asyncEngineCount 5 in its data sheet: one per direction) loses the chain and
+    overlaps the two copies; a machine that gives no count keeps the trace's engines, and says so."""
+    from dataclasses import replace
+
+    from nodecast.graph.event_replay import machine_units, replay_on_machine
+    from nodecast.machines import load_machine
+
+    chain = [(0, 1, EdgeKind.ENGINE_ORDER, Anchor.END, 0.0)]
+    g = with_copies(graph_of(2, chain), {0: (0, Engine.HTOD, GB), 1: (0, Engine.DTOH, GB)}, engines={0: 1})
+    g.params["shared_copy_engine"] = [0]
+    dgx = load_machine("dgx-a100")
+    target, layout, slots, notes = machine_units(g, dgx)
+    assert layout == (1, False) and slots == 128 and target.n_edges == 0
+    assert any("recorded engine order is dropped" in n for n in notes)
+    dur = np.array([0.1, 0.1])
+    r = replay_on_machine(g, dur, dgx)
+    assert r.schedule.start_s.tolist() == [0.0, 0.0] and r.graph.n_edges == 0
+    bare = replace(dgx, gpu=replace(dgx.gpu, copy_engines=None))
+    target, layout, _, notes = machine_units(g, bare)
+    assert layout is None and target is g and any("the trace's kept" in n for n in notes)
+    assert replay_on_machine(g, dur, bare).schedule.start_s.tolist() == [0.0, 0.1]

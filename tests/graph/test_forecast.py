@@ -113,3 +113,36 @@ def test_fallback_trace_forecast_uses_recorded_gaps(shared_traces):
     assert any("no host API records" in n or "no API records" in n for n in r.notes)
     again = replay(r.graph, r.graph.source_durations())
     assert metrics.end_to_end_s(r.graph, again) == pytest.approx(r.end_to_end_s)
+
+
+def test_forecast_says_which_replay_path_ran(t4_to_h100):
+    """A one-GPU trace on an H100 PCIe node keeps the single pass (its copies are chained per engine) and says so in
+    the result, its summary and its notes, with the target's copy engines and kernel slots from the data sheet."""
+    r = t4_to_h100
+    assert r.replay_path == "single-pass" and "one copy engine only" in r.replay_reason
+    assert r.summary()["replay"] == {"path": "single-pass", "reason": r.replay_reason}
+    assert any(n.startswith("replay on B: single-pass (") for n in r.notes)
+    assert any("kernel slots of h100-pcie-server: 128 concurrent kernels per GPU" in n for n in r.notes)
+
+
+def test_one_copy_engine_on_the_target_runs_the_event_path(shared_traces):
+    """The 4-stream vector add (T4: one copy engine per direction, its host-to-device copies overlapping
+    device-to-host ones of other streams) forecast on a T4 node whose GPU has one copy engine for every direction
+    (a machine given asyncEngineCount 1): the trace's engine order is dropped, the copies queue for the single
+    engine on the event path, the end to end grows, and the critical path (waits included) sums to it."""
+    from dataclasses import replace
+
+    trace, api = read_trace_and_api(shared_traces / VECTORADD)
+    node = resolve_source(trace, None)
+    base = forecast(trace, api, node, node)
+    one = replace(node, gpu=replace(node.gpu, copy_engines=1))
+    r = forecast(trace, api, node, one)
+    assert base.replay_path == "single-pass" and r.replay_path == "event"
+    assert "copy engine dev0 would serve" in r.replay_reason
+    assert any("their recorded engine order is dropped" in n for n in r.notes)
+    assert r.end_to_end_s > base.end_to_end_s
+    assert r.target_path.length_s == pytest.approx(r.end_to_end_s, rel=1e-9)
+    copies = r.graph.ops["kind"] == 1
+    start, end = r.forecast.start_s[copies], r.forecast.end_s[copies]
+    order = np.argsort(start)
+    assert (start[order][1:] >= end[order][:-1] - 1e-12).all()  # one engine: no two copies at once

@@ -43,3 +43,15 @@ def test_csv_replay_is_exact_by_construction(shared_traces):
     r = replay_trace(shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv")
     assert r.end_to_end_error == pytest.approx(0.0, abs=1e-12)
     assert any("by construction" in n for n in r.notes)
+
+
+def test_replay_says_which_path_ran_on_the_trace_node(shared_traces):
+    """The same-node replay runs on the node picked from the trace's GPU and says which path ran and why; naming
+    the node gives the same replay."""
+    from nodecast.graph import replay_trace
+
+    r = replay_trace(shared_traces / "nsys_vectoradd-streams_t4.sqlite")
+    assert r.replay_path == "single-pass" and "one copy engine only" in r.replay_reason
+    assert any(n.startswith("replay on t4@") for n in r.notes)
+    again = replay_trace(shared_traces / "nsys_vectoradd-streams_t4.sqlite", machine="t4")
+    assert again.replayed.end_s.tolist() == r.replayed.end_s.tolist()

@@ -32,6 +32,8 @@ memory_bus_bits = 5120
 dram_bandwidth_bps = 3.35e12
 l2_bytes = 50e6
 tdp_w = 700
+copy_engines = 3
+max_concurrent_kernels = 128
 
 [host_link]
 kind = "{link_kind}"

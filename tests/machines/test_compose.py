@@ -205,3 +205,22 @@ def test_parse_spec_returns_none_for_non_specs(sheet_folder):
     assert parse_spec("summit") is None and parse_spec("") is None
     spec = parse_spec("h100-sxm5-80gbx8@" + DEFAULT_HOST)
     assert (spec.count, spec.host, spec.host_assumed) == (8, load_host(DEFAULT_HOST), False)
+
+
+def test_copy_engines_and_kernel_slots_from_the_sheet_or_the_machine_file(sheet_folder, tmp_path):
+    """A node naming the H100 SXM5 sheet gets its copy engines (asyncEngineCount 3) and kernel slots (128) from it;
+    a machine file's [gpu] copy_engines / max_concurrent_kernels override them, with their provenance; a value
+    that is not a positive integer is one line naming the key."""
+    path = tmp_path / "named.toml"
+    path.write_text(NAMED)
+    m = load_machine_file(path)
+    assert (m.gpu.copy_engines, m.gpu.max_concurrent_kernels) == (3, 128)
+    assert m.provenance["gpu.copy_engines"] == "data sheet h100-sxm5-80gb"
+    path.write_text(NAMED.replace("clock_hz = 1.755e9", "clock_hz = 1.755e9\ncopy_engines = 1\nmax_concurrent_kernels = 16"))
+    m = load_machine_file(path)
+    assert (m.gpu.copy_engines, m.gpu.max_concurrent_kernels) == (1, 16)
+    assert m.provenance["gpu.copy_engines"].startswith("machine file (data sheet h100-sxm5-80gb: 3")
+    path.write_text(NAMED.replace("clock_hz = 1.755e9", "clock_hz = 1.755e9\ncopy_engines = 0"))
+    with pytest.raises(InputError, match="copy_engines") as info:
+        load_machine_file(path)
+    assert "positive integer" in str(info.value)

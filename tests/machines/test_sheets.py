@@ -51,6 +51,9 @@ def test_example_sheet_loads_with_limits_and_sources(sheet_folder):
     ("lanes = 16", "lanes = 3", "host_link.lanes", "1, 2, 4, 8, 12, 16 or 32"),
     ("kind = \"pcie\"", "kind = \"ethernet\"", "host_link.kind", "must be one of"),
     ("release_year = 2022", "release_year = 22", "release_year", "implausible"),
+    ("copy_engines = 3", "copy_engines = 0", "copy_engines", "positive integer"),
+    ("copy_engines = 3", "copy_engines = 2.5", "copy_engines", "positive integer"),
+    ("max_concurrent_kernels = 128", "max_concurrent_kernels = 100000", "max_concurrent_kernels", "implausible"),
 ])
 def test_bad_value_names_file_key_and_reason(sheet_folder, h100, old, new, key, reason):
     """Each bad value is one line naming the sheet file, the key path and the reason, with what to do."""

@@ -204,28 +204,33 @@ def build(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None
     edges = _Edges.new()
     _stream_order(g, edges)
     _event_waits(g, api, api_kind, streams, edges, notes)
-    engines = _engine_order(g, api, edges, copy_engines_per_direction, notes)
+    engines, shared_engine = _engine_order(g, api, edges, copy_engines_per_direction, notes)
     _default_stream(g, api, streams, edges, notes)
     _graph_order(g, link, edges, notes)
     release_gpu = _fallback(g, link, edges, origin, notes)
     # Every edge between GPU ops is known here: launch and dependency latencies are calibrated on them.
     lat, dep = _calibrate(g, api, link, blocking, edges, n_g)
     awaited_end = _sync_edges(g, api, api_kind, link, blocking, wait_of, streams, edges, n_g, notes, source)
+    del streams  # NOTE: the builder's temporaries go as soon as they are used: the CSR and the order come last
     first_rel = _program_order(api, wait_of, edges, n_g, origin)
+    del wait_of
     _host_flows(api, edges, n_g)
+    _summary_notes(g, api, link, notes)
 
     ops = _op_table(trace, g, api, link, blocking, wait_rows, awaited_end, n, n_g, n_a)
+    del g, link, blocking, wait_rows, awaited_end, api_kind
     ops["release_s"][:n_g] = release_gpu
     ops["release_s"][n_g : n_g + n_a] = first_rel
+    del release_gpu, first_rel
     indptr, src, kind, anchor, lag = _csr(edges, n)
     order, stuck = topological_order(n, indptr, src)
     if len(stuck):
         raise _cycle_error(stuck, ops, trace, api, source)
-    _summary_notes(g, api, link, notes)
     graph = OpGraph(ops=ops, indptr=indptr, src=src, kind=kind, anchor=anchor, lag_s=lag, order=order,
                     names=[*trace.names, *api.names], origin_ns=int(origin), source=source,
                     format=trace.meta.format, gpus=dict(trace.meta.gpus),
-                    params={"launch_latency_s": lat, "dependency_latency_s": dep, "copy_engines": engines},
+                    params={"launch_latency_s": lat, "dependency_latency_s": dep, "copy_engines": engines,
+                            "shared_copy_engine": shared_engine},
                     notes=[*api.meta.notes, *notes])
     return graph
 
@@ -235,7 +240,7 @@ def build(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None
 def _gpu_table(trace: Trace) -> dict[str, np.ndarray]:
     """GPU ops of the trace (no SYNC rows): their rows and the columns the builder needs."""
     keep = trace["kind"] != TraceKind.SYNC
-    rows = np.flatnonzero(keep)
+    rows = np.flatnonzero(keep).astype(np.int32)  # the graph's trace_row dtype
     every = len(rows) == len(trace)  # no sync rows: use the Trace's own columns, no copy
 
     def col(name: str) -> np.ndarray:
@@ -658,9 +663,12 @@ def _blind_waits(g, api: ApiCalls, rows: np.ndarray, streams: _StreamIndex, edge
     return count
 
 
-def _engine_order(g, api: ApiCalls, edges: _Edges, per_direction: int | None, notes: list[str]) -> dict[int, int]:
-    """ENGINE_ORDER chains of copies per (device, engine); returns the engine count used per device."""
+def _engine_order(g, api: ApiCalls, edges: _Edges, per_direction: int | None,
+                  notes: list[str]) -> tuple[dict[int, int], list[int]]:
+    """ENGINE_ORDER chains of copies per (device, engine); returns the engines used per device (per direction, or
+    in all on the devices of the list: one asynchronous engine serving every direction)."""
     engines: dict[int, int] = {}
+    shared: list[int] = []
     copies = np.flatnonzero((g["kind"] == TraceKind.MEMCPY) & ~np.isin(g["copy"], _UVM))
     engine = _ENGINE_OF_COPY[g["copy"][copies]]
     keep = np.isin(engine, (Engine.HTOD, Engine.DTOH, Engine.PEER, Engine.HTOH))
@@ -674,6 +682,7 @@ def _engine_order(g, api: ApiCalls, edges: _Edges, per_direction: int | None, no
         if per_direction is None and recorded == 1:
             eng = np.zeros_like(eng)  # a single asynchronous engine serves every direction
             engines[d] = 1
+            shared.append(d)
         else:
             engines[d] = count
             if count > 1:
@@ -686,7 +695,7 @@ def _engine_order(g, api: ApiCalls, edges: _Edges, per_direction: int | None, no
         told = sorted(d for d in engines if d not in api.meta.copy_engines)
         if told:
             notes.append(f"copy engines of device(s) {told} not recorded: assumed one per direction")
-    return engines
+    return engines, shared
 
 
 def _default_stream(g, api: ApiCalls, streams: _StreamIndex, edges: _Edges, notes: list[str]) -> None:

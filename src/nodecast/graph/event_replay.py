@@ -20,16 +20,30 @@ copies on the network
     rate it has alone: its transfer model's). Alone, it lasts
     ``latency_s + bytes / rate_bps``, which is its duration on both paths.
 ops that need a free unit
-    copies need a copy engine of their device and direction (HtoD, DtoH,
-    peer, host-to-host: the graph's ``params["copy_engines"]`` per device),
-    kernels a kernel slot of their device when ``max_concurrent_kernels``
-    is given. An op that finds every unit busy waits (first come, first
-    served) and starts when one frees. Machine files give neither count, so
-    engines come from the graph (the trace's recorded copy engines, or
-    ``--copy-engines``) and kernels of different streams run concurrently
-    without limit unless asked, as in the single pass. With one engine per
-    direction the graph's ENGINE_ORDER edges already serialise the copies
-    and the unit never makes one wait.
+    copies need a copy engine of their device: one per direction (HtoD,
+    DtoH, peer, host-to-host), or one for every direction on a GPU with a
+    single asynchronous engine; kernels a kernel slot of their device when
+    ``max_concurrent_kernels`` is given. An op that finds every unit busy
+    waits (first come, first served) and starts when one frees. With the
+    graph's own engines (``params["copy_engines"]`` and
+    ``params["shared_copy_engine"]``: the trace's recorded engines, or
+    ``--copy-engines``) the graph's ENGINE_ORDER edges already serialise the
+    copies and the unit never makes one wait.
+
+On a machine (``replay_on_machine``) the units are the target's: its copy
+engines (``Machine.gpu.copy_engines``, CUDA's asyncEngineCount from the GPU
+data sheet or the machine file: 1 = one engine for every direction, 2 or
+more = one per direction, as the graph builder reads a trace's count) and its
+kernel slots (``Machine.gpu.max_concurrent_kernels``, the resident grids per
+device of the CUDA Programming Guide). Where the target's engines differ from
+the trace's, the trace's ENGINE_ORDER edges of those devices are dropped (they
+say in which order the source's engines served the copies) and the copies
+queue for the target's engines instead; a machine that gives no count keeps
+the trace's. A kernel slot unit is made only for a GPU with more streams of
+kernels than slots: kernels of one stream never overlap (stream order), so
+with fewer streams no kernel can wait for a slot. Graph device ``d`` runs on
+the machine's GPU ``d mod count`` (as the transfer models place it), its
+copies through that GPU's routes and engines.
 
 Everything else (kernels, host calls and their WAIT ops, which make host
 threads block on synchronisation) keeps the single pass's recurrence; it is
@@ -63,7 +77,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from heapq import heappush
 from typing import TYPE_CHECKING, Any
 
@@ -117,7 +131,7 @@ class CopyLinks:
 
 
 def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None,
-               durations_s: np.ndarray | None = None) -> CopyLinks:
+               durations_s: np.ndarray | None = None, faster_than_route: str = "cap") -> CopyLinks:
     """The network copies of ``graph`` on ``platform`` (a ``nodecast.sim.platform.Platform``, e.g. from a machine).
 
     Host-to-device copies take the route from RAM to their GPU, device-to-host
@@ -125,14 +139,20 @@ def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None
     ``trace``'s ``src_device``/``dst_device``; without ``trace`` they stay off
     the network, with a note) when the platform copies peer to peer, else
     they stay off the network with a note. Graph device ``d`` is the
-    platform's ``d``-th GPU (InputError when it has fewer). Each copy's
+    platform's GPU ``d mod count`` (with a note when the graph has more;
+    InputError when the platform has no GPU). Each copy's
     latency is its route's latency. Its rate: with ``durations_s`` (the cost
     interface's per-op times, seconds), the rate that makes ``latency +
     bytes / rate`` its duration (a copy shorter than its route's latency is
     left off the network: it is latency alone), at most its route's
     bottleneck (the slowest link, divided by the times the route crosses
-    it: a note counts the copies capped); without durations, the bottleneck.
+    it: a note counts the copies capped; with ``faster_than_route="keep"``
+    such a copy keeps its duration and stays off the network instead);
+    without durations, the bottleneck.
     """
+    if faster_than_route not in ("cap", "keep"):
+        msg = f"faster_than_route must be 'cap' or 'keep' (got {faster_than_route!r})"
+        raise ValueError(msg)
     n = len(graph)
     ops = graph.ops
     engine, device, nbytes = ops["engine"], ops["device"], ops["bytes"]
@@ -140,16 +160,19 @@ def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None
     gpus = platform.gpu_nodes
     notes: list[str] = []
     need = int(device[copies].max()) + 1 if copies.size else 0
+    if copies.size and not gpus:
+        raise InputError(f"the graph copies to or from GPU {need - 1} and {platform.name} has no GPU",
+                         path=graph.source or None, key="device", hint="Replay on a machine with GPUs")
     if need > len(gpus):
-        raise InputError(f"the graph copies to or from GPU {need - 1} and {platform.name} has {len(gpus)} GPU(s)",
-                         path=graph.source or None, key="device",
-                         hint="Replay on a machine with as many GPUs, or build the graph of one device")
+        notes.append(f"the graph copies to or from GPU(s) up to {need - 1} and {platform.name} has {len(gpus)}: "
+                     f"device d copies through the routes of GPU d mod {len(gpus)}, as the transfer models place it")
     routes: list[tuple[int, ...]] = []
     route = np.full(n, -1, np.int32)
     latency = np.zeros(n)
     pairs = np.full((copies.size, 2), -1, np.int64)
     eng = engine[copies]
-    node = np.array(gpus, np.int64)[np.clip(device[copies], 0, None)] if copies.size else np.zeros(0, np.int64)
+    gpu_node = np.array(gpus, np.int64)
+    node = gpu_node[np.clip(device[copies], 0, None) % len(gpus)] if copies.size else np.zeros(0, np.int64)
     htod, dtoh = eng == Engine.HTOD, eng == Engine.DTOH
     pairs[htod, 0], pairs[htod, 1] = 0, node[htod]
     pairs[dtoh, 0], pairs[dtoh, 1] = node[dtoh], 0
@@ -159,14 +182,14 @@ def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None
             notes.append(f"{int(peer.sum())} peer copies replayed without link sharing (no trace to say their GPUs)")
         else:
             rows = ops["trace_row"][copies[peer]]
-            src = np.array(gpus, np.int64)[trace["src_device"][rows]]
-            dst = np.array(gpus, np.int64)[trace["dst_device"][rows]]
-            ok = np.array([bool(platform.peer[a][b]) for a, b in zip(src.tolist(), dst.tolist(), strict=True)])
+            src = gpu_node[np.clip(trace["src_device"][rows], 0, None) % len(gpus)]
+            dst = gpu_node[np.clip(trace["dst_device"][rows], 0, None) % len(gpus)]
+            ok = np.array([a != b and bool(platform.peer[a][b]) for a, b in zip(src.tolist(), dst.tolist(), strict=True)])
             idx = np.flatnonzero(peer)
             pairs[idx[ok], 0], pairs[idx[ok], 1] = src[ok], dst[ok]
             if (~ok).any():
                 notes.append(f"{int((~ok).sum())} peer copies between GPUs without a peer path on {platform.name} "
-                             "replayed without link sharing")
+                             "(or landing on one GPU of it) replayed without link sharing")
     known = np.flatnonzero(pairs[:, 0] >= 0)
     if known.size:
         uniq, inverse = np.unique(pairs[known], axis=0, return_inverse=True)
@@ -200,8 +223,15 @@ def copy_links(graph: OpGraph, platform: Platform, *, trace: Trace | None = None
     if durations_s is None:
         out.rate_bps[net] = bottleneck
     else:
-        fast = rate[net] > bottleneck
-        if fast.any():
+        fast = rate[net] > bottleneck * (1 + _CAPACITY_REL)
+        if fast.any() and faster_than_route == "keep":
+            out.route[net[fast]] = -1
+            out.rate_bps[net[fast]] = 0.0
+            out.latency_s[net[fast]] = 0.0
+            notes.append(f"{int(fast.sum())} copies are faster alone than {platform.name}'s links carry (a time kept "
+                         "from the source, or a model that does not see these links): replayed at their own time, "
+                         "off the network")
+        elif fast.any():
             out.rate_bps[net[fast]] = bottleneck[fast]
             notes.append(f"{int(fast.sum())} copies would be faster alone than {platform.name}'s links carry: their "
                          "rate is the route's capacity (they take longer than their durations say)")
@@ -217,7 +247,10 @@ class SharedReplay:
     oversubscribed (name -> peak load / capacity), empty when it was exact;
     ``waits``: units (``"engine dev0 htod"``...) whose ops queued in the single
     pass (name -> peak ops at once / units); ``events``: events the engine
-    processed (0 on the single pass); ``wall_s``: seconds this replay took.
+    processed (0 on the single pass); ``wall_s``: seconds this replay took;
+    ``graph``: the graph replayed (``replay_on_machine`` drops the trace's
+    copy-engine order where the machine's engines differ: the critical path of
+    ``schedule`` is walked on it).
     """
 
     schedule: Schedule
@@ -229,6 +262,12 @@ class SharedReplay:
     events: int = 0
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    graph: OpGraph | None = None
+
+    @property
+    def summary(self) -> str:
+        """One line: which path ran and why (what the results print)."""
+        return f"{self.path} ({self.reason})"
 
 
 @dataclass
@@ -249,28 +288,80 @@ class _Units:
         return np.where(np.isin(self.unit, np.flatnonzero(self.chained)), -1, self.unit).astype(np.int32)
 
 
-def _units(graph: OpGraph, max_concurrent_kernels: int | None) -> _Units:
+#: Copy engines of a GPU: (engines, shared). ``shared``: one engine serves every direction (CUDA asyncEngineCount
+#: 1); else ``engines`` per direction (one when the count says only that copies of both directions overlap).
+EngineLayout = tuple[int, bool]
+
+
+def graph_engines(graph: OpGraph) -> dict[int, EngineLayout]:
+    """The copy engines the graph was built with, per device (``OpGraph.params``)."""
+    shared = set(graph.params.get("shared_copy_engine") or ())
+    return {int(d): (int(k), int(d) in shared) for d, k in (graph.params.get("copy_engines") or {}).items()}
+
+
+def machine_engines(async_engines: int) -> EngineLayout:
+    """A GPU's copy engines from CUDA's asyncEngineCount: 1 is one engine for every direction; 2 or more copy in
+    both directions at once ("2 if the device can concurrently copy memory between host and device in both
+    directions", cudaDeviceProp::asyncEngineCount), taken as one engine per direction, as the graph builder reads
+    a trace's count."""
+    return (1, True) if async_engines == 1 else (1, False)
+
+
+def describe_engines(layout: EngineLayout) -> str:
+    """``one copy engine for every direction`` / ``N copy engine(s) per direction``."""
+    k, shared = layout
+    return "one copy engine for every direction" if shared else f"{k} copy engine{'s' if k > 1 else ''} per direction"
+
+
+def _stream_ordered(graph: OpGraph) -> np.ndarray:
+    """Keys (device << 40 + queue) of the GPU streams whose ops are one STREAM_ORDER chain (no two overlap)."""
+    ops = graph.ops
+    gpu = graph.gpu_mask()
+    key = np.where(gpu, ops["device"].astype(np.int64) * (1 << 40) + ops["queue"], -1)
+    streams, count = np.unique(key[gpu], return_counts=True)
+    chain = graph.kind == EdgeKind.STREAM_ORDER
+    u, v = graph.src[chain], graph.edge_dst()[chain]
+    same = key[u] == key[v]
+    links = np.bincount(np.searchsorted(streams, key[v][same]), minlength=streams.size) if streams.size else count
+    return streams[links == count - 1]
+
+
+def _units(graph: OpGraph, max_concurrent_kernels: int | None, engines: EngineLayout | None = None,
+           gpus: int | None = None) -> _Units:
+    """The units of the replay: copy engines (the graph's per device, or ``engines`` on every GPU) and kernel
+    slots; with ``gpus``, graph device ``d`` uses the units of GPU ``d mod gpus``."""
     ops = graph.ops
     n = len(graph)
     unit = np.full(n, -1, np.int32)
     count: list[int] = []
     names: list[str] = []
-    engines = graph.params.get("copy_engines") or {}
+    device = ops["device"].astype(np.int64)
+    target = device % gpus if gpus else device
     copies = (ops["kind"] == OpKind.COPY) & np.isin(ops["engine"], ENGINE_CLASSES)
-    for d, k in sorted(engines.items()):
-        for e in ENGINE_CLASSES:
-            mine = copies & (ops["device"] == d) & (ops["engine"] == e)
+    if engines is None:
+        layout = graph_engines(graph)
+    else:
+        layout = {int(d): engines for d in np.unique(target[copies & (device >= 0)])}
+    for d, (k, shared) in sorted(layout.items()):
+        groups = [(None, "")] if shared else [(e, " " + Engine(e).name.lower()) for e in ENGINE_CLASSES]
+        for e, label in groups:
+            mine = copies & (target == d) if e is None else copies & (target == d) & (ops["engine"] == e)
             if mine.any():
                 unit[mine] = len(count)
                 count.append(int(k))
-                names.append(f"copy engine dev{d} {Engine(e).name.lower()}")
+                names.append(f"copy engine dev{d}{label}")
     if max_concurrent_kernels is not None:
         if max_concurrent_kernels < 1:
             msg = f"max_concurrent_kernels must be >= 1 (got {max_concurrent_kernels})"
             raise ValueError(msg)
-        kernels = ops["kind"] == OpKind.KERNEL
-        for d in np.unique(ops["device"][kernels & (ops["device"] >= 0)]).tolist():
-            mine = kernels & (ops["device"] == d)
+        kernels = (ops["kind"] == OpKind.KERNEL) & (device >= 0)
+        ordered = _stream_ordered(graph)
+        for d in np.unique(target[kernels]).tolist():
+            mine = kernels & (target == d)
+            # NOTE: kernels of one stream the graph chains never overlap: with no more streams than slots, none waits.
+            streams = np.unique(device[mine] * (1 << 40) + ops["queue"][mine])
+            if np.isin(streams, ordered).all() and streams.size <= max_concurrent_kernels:
+                continue
             unit[mine] = len(count)
             count.append(int(max_concurrent_kernels))
             names.append(f"kernel slots dev{d}")
@@ -316,18 +407,20 @@ def _route_bottlenecks(links: CopyLinks) -> np.ndarray:
 
 
 def _chained_only(graph: OpGraph, links: CopyLinks, units: _Units) -> bool:
-    """True when every link is crossed only by copies of one single-unit copy engine (they never overlap) and no
-    copy is faster alone than its route lets it be."""
+    """True when no op can wait for a unit (every unit is one engine the graph chains) and every link is crossed
+    only by the copies of one such engine (they never overlap), none faster alone than its route lets it be."""
+    if (units.binding() >= 0).any():
+        return False
     net = np.flatnonzero(links.on_network)
     if net.size == 0:
         return True
     if (links.rate_bps[net] > _route_bottlenecks(links)[links.route[net]] * (1 + _CAPACITY_REL)).any():
         return False
     u = units.unit[net]
-    if (u < 0).any() or not all(units.chained[x] for x in np.unique(u).tolist()):
+    if (u < 0).any():
         return False
     owner: dict[int, int] = {}
-    for rid, x in zip(links.route[net].tolist(), u.tolist(), strict=True):
+    for rid, x in np.unique(np.stack([links.route[net].astype(np.int64), u.astype(np.int64)]), axis=1).T.tolist():
         for link in links.routes[rid]:
             if owner.setdefault(link, x) != x:
                 return False
@@ -362,11 +455,12 @@ def _single_pass_check(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units:
         for x in np.flatnonzero(ratio > 1 + _CAPACITY_REL).tolist():
             over[links.link_names[x]] = float(ratio[x])
     waits: dict[str, float] = {}
-    has = np.flatnonzero(units.unit >= 0)
+    binding = units.binding()
+    has = np.flatnonzero(binding >= 0)
     if has.size:
         busy = dur[has] > 0
         has = has[busy]
-        peak = _peak_load(units.unit[has].astype(np.int64), schedule.start_s[has], schedule.end_s[has],
+        peak = _peak_load(binding[has].astype(np.int64), schedule.start_s[has], schedule.end_s[has],
                           np.ones(has.size), len(units.count))
         for x in range(len(units.count)):
             if peak[x] > units.count[x]:
@@ -375,46 +469,53 @@ def _single_pass_check(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units:
 
 
 def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, start_s: float = 0.0, *,
-                  path: str = "auto", max_concurrent_kernels: int | None = None) -> SharedReplay:
+                  path: str = "auto", max_concurrent_kernels: int | None = None,
+                  engines: EngineLayout | None = None, gpus: int | None = None) -> SharedReplay:
     """Schedule ``graph`` with link sharing (see the module docstring); ``path``: ``auto``, ``single-pass`` or ``event``.
 
     ``durations_s``: per op, seconds; a network copy's duration is replaced
     by its time alone, ``latency_s + bytes / rate_bps`` (``copy_links`` built
-    from the cost interface's durations makes the two equal).
+    from the cost interface's durations makes the two equal). ``engines``:
+    the copy engines of every GPU (None: the graph's own, per device);
+    ``gpus``: the machine's GPU count, when graph device ``d`` runs on GPU
+    ``d mod gpus`` (its units are that GPU's).
     """
     if path not in ("auto", "single-pass", "event"):
         msg = f"path must be 'auto', 'single-pass' or 'event' (got {path!r})"
         raise ValueError(msg)
     t_wall = time.perf_counter()
     dur = links.solo_durations(graph, durations_s)
-    units = _units(graph, max_concurrent_kernels)
+    units = _units(graph, max_concurrent_kernels, engines, gpus)
     ncopies = int(links.on_network.sum())
     notes = list(links.notes)
+
+    def single_pass(reason: str) -> SharedReplay:
+        return SharedReplay(replay(graph, dur, start_s), "single-pass", reason, ncopies,
+                            wall_s=time.perf_counter() - t_wall, notes=notes, graph=graph)
+
     if path == "auto":
-        if ncopies == 0 and not (units.unit >= 0).any():
-            single = replay(graph, dur, start_s)
-            return SharedReplay(single, "single-pass", "no copy crosses a link of the machine", 0,
-                                wall_s=time.perf_counter() - t_wall, notes=notes)
-        if _chained_only(graph, links, units) and max_concurrent_kernels is None:
-            single = replay(graph, dur, start_s)
-            return SharedReplay(single, "single-pass", "every link carries the copies of one copy engine only, one "
-                                "after the other", ncopies, wall_s=time.perf_counter() - t_wall, notes=notes)
+        waiting = bool((units.binding() >= 0).any())
+        if ncopies == 0 and not waiting:
+            return single_pass("no copy crosses a link of the machine and no op can wait for a copy engine or "
+                               "kernel slot")
+        if _chained_only(graph, links, units):
+            return single_pass("every link carries the copies of one copy engine only, one after the other, and "
+                               "no op can wait for a copy engine or kernel slot")
         single = replay(graph, dur, start_s)
         over, waits = _single_pass_check(graph, dur, links, units, single)
         if not over and not waits:
             return SharedReplay(single, "single-pass", "no link carried more than its capacity and no copy engine "
                                 "or kernel slot more ops than it has: the single pass is exact", ncopies,
-                                wall_s=time.perf_counter() - t_wall, notes=notes)
+                                wall_s=time.perf_counter() - t_wall, notes=notes, graph=graph)
         reason = "; ".join([f"{k} carries up to {v:.2f}x its capacity in the single pass" for k, v in over.items()]
                            + [f"{k} would serve {v:.2f}x its units at once" for k, v in waits.items()])
     elif path == "single-pass":
-        single = replay(graph, dur, start_s)
-        return SharedReplay(single, "single-pass", "asked for", ncopies, wall_s=time.perf_counter() - t_wall,
-                            notes=notes)
+        return single_pass("asked for")
     else:
         over, waits, reason = {}, {}, "asked for"
     schedule, events = _event_path(graph, dur, links, units, start_s)
-    return SharedReplay(schedule, "event", reason, ncopies, over, waits, events, time.perf_counter() - t_wall, notes)
+    return SharedReplay(schedule, "event", reason, ncopies, over, waits, events, time.perf_counter() - t_wall, notes,
+                        graph)
 
 
 def _compiled() -> dict[str, Any]:
@@ -587,13 +688,93 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
     return Schedule(start, end, graph.origin_ns), env.processed
 
 
+def without_engine_order(graph: OpGraph, devices: list[int]) -> OpGraph:
+    """``graph`` without the ENGINE_ORDER edges into copies of ``devices`` (same ops, order still topological)."""
+    dst = graph.edge_dst()
+    drop = (graph.kind == EdgeKind.ENGINE_ORDER) & np.isin(graph.ops["device"][dst], devices)
+    if not drop.any():
+        return graph
+    keep = ~drop
+    indptr = np.zeros(len(graph) + 1, np.int64)
+    np.cumsum(np.bincount(dst[keep], minlength=len(graph)), out=indptr[1:])
+    return replace(graph, indptr=indptr, src=graph.src[keep], kind=graph.kind[keep], anchor=graph.anchor[keep],
+                   lag_s=graph.lag_s[keep])
+
+
+def machine_units(graph: OpGraph, machine: Any, *, copy_engines_per_direction: int | None = None,
+                  max_concurrent_kernels: int | None = None) -> tuple[OpGraph, EngineLayout | None, int | None,
+                                                                        list[str]]:
+    """The target's units for ``replay_shared``: (graph to replay, copy engines of every GPU or None for the
+    graph's own, kernel slots per GPU or None, notes).
+
+    Copy engines: ``copy_engines_per_direction`` when given (as ``--copy-engines`` gives the graph's), else the
+    machine's (``Machine.gpu.copy_engines``, see ``machine_engines``), else the graph's. Where they differ from the
+    graph's, its ENGINE_ORDER edges of those devices are dropped (``without_engine_order``). Kernel slots:
+    ``max_concurrent_kernels`` when given, else the machine's.
+    """
+    gpu = machine.gpu
+    notes: list[str] = []
+    source = "given" if copy_engines_per_direction is not None else _gpu_source(machine, "copy_engines")
+    if copy_engines_per_direction is not None:
+        layout: EngineLayout | None = (int(copy_engines_per_direction), False)
+    elif gpu.copy_engines is not None:
+        layout = machine_engines(int(gpu.copy_engines))
+    else:
+        layout = None
+    own = graph_engines(graph)
+    if layout is None:
+        if own:
+            notes.append(f"copy engines of {machine.name}: neither its machine file nor its GPU data sheet gives "
+                         "them; the trace's kept (" + ", ".join(f"GPU {d}: {describe_engines(v)}"
+                                                                for d, v in sorted(own.items())) + ")")
+    else:
+        count = f" (asyncEngineCount {gpu.copy_engines})" if copy_engines_per_direction is None else ""
+        notes.append(f"copy engines of {machine.name}: {describe_engines(layout)}{count}, {source}")
+        gpus = gpu.count
+        differ = sorted(d for d, v in own.items() if v != layout or d >= gpus)
+        if differ:
+            graph = without_engine_order(graph, differ)
+            notes.append(f"the trace's copy engines of GPU(s) {differ} differ from {machine.name}'s "
+                         f"({'; '.join(f'{d}: {describe_engines(own[d])}' for d in differ)}): their recorded engine "
+                         "order is dropped and copies queue for the target's engines (first come, first served)")
+        elif not own:
+            layout = None  # no copy: nothing waits for an engine
+    slots = max_concurrent_kernels if max_concurrent_kernels is not None else gpu.max_concurrent_kernels
+    if slots is not None:
+        origin = "given" if max_concurrent_kernels is not None else _gpu_source(machine, "max_concurrent_kernels")
+        notes.append(f"kernel slots of {machine.name}: {slots} concurrent kernels per GPU, {origin}")
+    return graph, layout, slots, notes
+
+
+def _gpu_source(machine: Any, key: str) -> str:
+    """Where a ``[gpu]`` value of ``machine`` came from (its provenance: machine file or data sheet)."""
+    where = (getattr(machine, "provenance", None) or {}).get(f"gpu.{key}")
+    if where:
+        return f"from {where}"
+    sheet = machine.gpu.sheet
+    return f"from GPU data sheet {sheet.key}" if sheet is not None and getattr(sheet, key) is not None else \
+        "from the machine file"
+
+
 def replay_on_machine(graph: OpGraph, durations_s: np.ndarray, machine: Any, *, trace: Trace | None = None,
-                      start_s: float = 0.0, path: str = "auto",
-                      max_concurrent_kernels: int | None = None) -> SharedReplay:
+                      start_s: float = 0.0, path: str = "auto", max_concurrent_kernels: int | None = None,
+                      copy_engines_per_direction: int | None = None,
+                      platform: Platform | None = None) -> SharedReplay:
     """``replay_shared`` on a nodecast Machine: its links and routes as the simulator builds them
-    (``Platform.from_machine``: the link model ``project`` uses), each copy's rate from ``durations_s`` (seconds,
-    e.g. ``nodecast.graph.cost.costs(...).duration_s``; see ``copy_links``)."""
+    (``Platform.from_machine``: the link model ``project`` uses; ``platform`` when already built), each copy's rate
+    from ``durations_s`` (seconds, e.g. ``nodecast.graph.cost.costs(...).duration_s``; see ``copy_links``: a copy
+    faster alone than its route keeps its duration, off the network), its
+    copy engines and kernel slots (``machine_units``). The result's ``graph`` is the graph replayed and its notes
+    say which engines and slots the replay used."""
     from nodecast.sim.platform import Platform
 
-    links = copy_links(graph, Platform.from_machine(machine), trace=trace, durations_s=durations_s)
-    return replay_shared(graph, durations_s, links, start_s, path=path, max_concurrent_kernels=max_concurrent_kernels)
+    plat = platform if platform is not None else Platform.from_machine(machine)
+    target, engines, slots, unit_notes = machine_units(graph, machine,
+                                                       copy_engines_per_direction=copy_engines_per_direction,
+                                                       max_concurrent_kernels=max_concurrent_kernels)
+    # NOTE: the cost interface's durations are the copies' times alone; the network only adds sharing.
+    links = copy_links(target, plat, trace=trace, durations_s=durations_s, faster_than_route="keep")
+    r = replay_shared(target, durations_s, links, start_s, path=path, max_concurrent_kernels=slots, engines=engines,
+                      gpus=machine.gpu.count)
+    r.notes = [*unit_notes, *r.notes]
+    return r

@@ -11,7 +11,14 @@ duration on the target (``nodecast.graph.cost``) and replays the graph
 * *forecast*: the graph with the target's durations and lags, node B; and,
   when a kernel model gives an interval, with the low and the high ends of
   every op's interval. A replay only takes maxima and sums of durations, so
-  the low and high replays bound the forecast.
+  the low and high replays bound the forecast (on the event path, where
+  copies share links, they are the replays at the two ends).
+
+The replay on B is ``event_replay.replay_on_machine``: B's copy engines and
+kernel slots (its GPU data sheet or machine file), and, when copies that
+overlap cross one of B's links, the event path (the simulator's fluid
+network); otherwise the single pass. ``ForecastResult.replay_path`` and
+``replay_reason`` (and a note) say which ran and why.
 
 End-to-end time (``metrics.end_to_end_s``) runs from the trace's first
 timestamp (its first API call) to the end of the last GPU op; GPU-busy
@@ -63,6 +70,8 @@ class ForecastResult:
     source_path: metrics.CriticalPath
     target_path: metrics.CriticalPath
     notes: list[str] = field(default_factory=list)
+    replay_path: str = "single-pass"  # how B was replayed: "single-pass" or "event" (event_replay)
+    replay_reason: str = ""  # why that path
 
     # -- whole-program values ------------------------------------------------------------------
     @property
@@ -231,6 +240,7 @@ class ForecastResult:
             "models": records(self.costs.provenance(self.graph)),
             "kept": records(self.kept()),
             "model_chains": self.costs.chains,
+            "replay": {"path": self.replay_path, "reason": self.replay_reason},
             "notes": self.notes,
         }
 
@@ -246,15 +256,26 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
 
     if graph is None:
         graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
+    from nodecast.graph.event_replay import replay_on_machine
+    from nodecast.sim.platform import Platform
+
     c = costs(graph, trace, source, target, options)
     on_b = c.apply(graph)
-    fc = replay(on_b, c.duration_s)
+    platform = Platform.from_machine(target)
+
+    def on_target(durations_s: np.ndarray):  # noqa: ANN202
+        return replay_on_machine(on_b, durations_s, target, trace=trace, platform=platform,
+                                 copy_engines_per_direction=copy_engines_per_direction)
+
+    shared = on_target(c.duration_s)
+    fc = shared.schedule
     low = high = None
     if c.has_interval:
-        low = replay(on_b, c.low_s)
-        high = replay(on_b, c.high_s)
+        low = on_target(c.low_s).schedule
+        high = on_target(c.high_s).schedule
     replayed = replay(graph, graph.ops["source_dur_s"])
-    notes = [*source.notes, *target.notes, *graph.notes, *c.notes]
+    notes = [*source.notes, *target.notes, *graph.notes, *c.notes, *shared.notes,
+             f"replay on B: {shared.summary}"]
     kept = c.kept(graph)
     if kept.any():
         notes.append(f"{plural(int(kept.sum()), 'GPU op')} that no model handles keep their time on A "
@@ -262,8 +283,8 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
     return ForecastResult(
         graph=graph, source=source, target=target, costs=c,
         measured=measured_schedule(graph, trace, api), replayed=replayed, forecast=fc, low=low, high=high,
-        source_path=metrics.critical_path(graph, replayed), target_path=metrics.critical_path(on_b, fc),
-        notes=notes,
+        source_path=metrics.critical_path(graph, replayed), target_path=metrics.critical_path(shared.graph, fc),
+        notes=notes, replay_path=shared.path, replay_reason=shared.reason,
     )
 
 

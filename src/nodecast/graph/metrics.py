@@ -18,7 +18,10 @@ one):
   NESTING or RECORDED_OFFSET edge) and each edge its lag, summed per
   category (kernels, copies per transfer class, memsets, host API calls,
   host gaps between calls, launch latency, GPU dependency latency, sync
-  returns).
+  returns). On the event path of a replay with copy engines or kernel
+  slots (``event_replay``) an op may start later than all its in-edges
+  allow, waiting for a free unit: that wait is its own category, so that
+  the breakdown still sums to the end-to-end time.
 """
 
 from __future__ import annotations
@@ -90,9 +93,11 @@ def _kernel() -> Any:
     from numba import njit
 
     @njit(cache=True)
-    def walk(v0, indptr, src, anchor, lag, release, start, end, start0, ops, edge):  # pragma: no cover
+    def walk(v0, indptr, src, anchor, lag, release, start, end, start0, ops, edge, tol):  # pragma: no cover
+        # Returns (ops on the path, time ops waited beyond their binding edge: a free unit, event path).
         v = v0
         k = 0
+        waited = 0.0
         while True:
             ops[k] = v
             best_e = -1
@@ -103,10 +108,12 @@ def _kernel() -> Any:
                 if t > best_t:
                     best_t = t
                     best_e = e
+            if start[v] - best_t > tol:
+                waited += start[v] - best_t
             edge[k] = best_e
             k += 1
             if best_e < 0:
-                return k
+                return k, waited
             v = src[best_e]
 
     _BACKTRACK["walk"] = walk
@@ -119,17 +126,18 @@ def op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
     return _op_category(graph)
 
 
-def _op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
-    """Category code of every op and the labels they index."""
+def _op_category(graph: OpGraph, idx: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+    """Category code of every op (of the ops ``idx`` when given) and the labels they index."""
     labels = ["kernels", "memsets", "host: API calls", "host: sync returns"]
     labels += [f"copies: {c.label}" for c in TransferClass]
-    kind = graph.ops["kind"]
-    code = np.full(len(graph), 2, np.int64)
+    kind = graph.ops["kind"] if idx is None else graph.ops["kind"][idx]
+    code = np.full(len(kind), 2, np.int64 if idx is None else np.int16)
     code[kind == OpKind.KERNEL] = 0
     code[kind == OpKind.MEMSET] = 1
     code[kind == OpKind.WAIT] = 3
     copy = kind == OpKind.COPY
-    code[copy] = 4 + graph.ops["transfer_class"][copy]
+    tclass = graph.ops["transfer_class"] if idx is None else graph.ops["transfer_class"][idx]
+    code[copy] = 4 + tclass[copy]
     return code, labels
 
 
@@ -150,17 +158,20 @@ def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> C
     v0 = int(gpu[np.argmax(schedule.end_s[gpu])])
     n = len(graph)
     ops = np.empty(n, np.int32)
-    edge = np.empty(n, np.int64)
-    k = _kernel()(np.int64(v0), graph.indptr, graph.src, graph.anchor, graph.lag_s, graph.ops["release_s"],
-                  schedule.start_s, schedule.end_s, np.float64(start_s), ops, edge)
-    ops, edge = ops[:k], edge[:k]
-    dur = schedule.end_s[ops] - schedule.start_s[ops]
+    # NOTE: int32 edge numbers below 2^31 edges (the walk's buffers hold a whole graph's worth: memory).
+    edge = np.empty(n, np.int32 if graph.n_edges < np.iinfo(np.int32).max else np.int64)
+    # An op that waited for a free copy engine or kernel slot (event path) started after what its edge allows.
+    tol = 1e-12 * max(abs(float(schedule.end_s[v0])), 1.0)
+    k, unit_wait = _kernel()(np.int64(v0), graph.indptr, graph.src, graph.anchor, graph.lag_s,
+                             graph.ops["release_s"], schedule.start_s, schedule.end_s, np.float64(start_s), ops, edge,
+                             np.float64(tol))
+    ops, edge = ops[:k].copy(), edge[:k].copy()  # NOTE: frees the whole-graph buffers
+    op_time = schedule.end_s[ops] - schedule.start_s[ops]
     # An op counts in full unless the path left it from its start.
-    counted = np.ones(k, bool)
-    counted[1:] = graph.anchor[edge[:-1]] == Anchor.END
-    code, labels = _op_category(graph)
-    op_time = np.where(counted, dur, 0.0)
-    sums = np.bincount(code[ops], weights=op_time, minlength=len(labels))
+    op_time[1:][graph.anchor[edge[:-1]] != Anchor.END] = 0.0
+    code, labels = _op_category(graph, ops)
+    sums = np.bincount(code, weights=op_time, minlength=len(labels))
+    del code
     breakdown = {labels[i]: float(sums[i]) for i in np.flatnonzero(sums)}
     on_edges = edge[edge >= 0]
     lag_sums = np.bincount(graph.kind[on_edges].astype(np.int64), weights=graph.lag_s[on_edges],
@@ -170,13 +181,15 @@ def critical_path(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> C
         # GPU dependency latency: they lengthen the path like any other lag.
         label = _EDGE_LABELS.get(EdgeKind(int(kind_value)), "GPU dependency latency")
         breakdown[label] = breakdown.get(label, 0.0) + float(lag_sums[kind_value])
+    if unit_wait:
+        breakdown["waits for a copy engine or kernel slot"] = float(unit_wait)
     last = int(ops[-1])
     rel = float(graph.ops["release_s"][last])
     if rel:
         label = "host: before the first call" if graph.ops["kind"][last] >= OpKind.API else \
             "recorded offsets (no API record)"
         breakdown[label] = breakdown.get(label, 0.0) + rel
-    return CriticalPath(ops.copy(), breakdown, op_time)
+    return CriticalPath(ops, breakdown, op_time)
 
 
 def slack_s(graph: OpGraph, schedule: Schedule, start_s: float = 0.0) -> np.ndarray:

@@ -10,7 +10,11 @@ it is available from Python::
 The measured schedule is the trace's own timeline (GPU ops from the Trace,
 host calls from the ApiCalls, a WAIT op ending where its call returned); the
 replayed one is ``replay(graph, graph.source_durations())``, which reads only
-durations, host gaps and the first timestamp.
+durations, host gaps and the first timestamp, run on the node the trace was
+recorded on (``event_replay.replay_on_machine``: its links, copy engines and
+kernel slots; the node picked from the trace's GPU unless ``machine`` names
+one): the single pass, or the event path when copies that overlap share a
+link. ``ReplayResult.replay_path`` and ``replay_reason`` say which and why.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from nodecast.traces.trace import Trace
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nodecast.machines.schema import Machine
+
 
 @dataclass
 class ReplayResult:
@@ -47,6 +53,8 @@ class ReplayResult:
     gpu_time_s: dict[int, float]
     critical_path_s: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    replay_path: str = "single-pass"  # "single-pass" or "event" (event_replay)
+    replay_reason: str = ""  # why that path
 
     @property
     def end_to_end_error(self) -> float:
@@ -146,22 +154,43 @@ def measured_schedule(graph: OpGraph, trace: Trace, api: ApiCalls) -> Schedule:
     return Schedule(start, end, origin)
 
 
-def replay_trace(path: str | os.PathLike[str], *, copy_engines_per_direction: int | None = None) -> ReplayResult:
-    """Build the OpGraph of a trace file and replay it with its own measured durations."""
+def replay_trace(path: str | os.PathLike[str], *, copy_engines_per_direction: int | None = None,
+                 machine: str | Machine | None = None) -> ReplayResult:
+    """Build the OpGraph of a trace file and replay it with its own measured durations (see the module docstring)."""
     from nodecast.graph.api_readers import read_api
     from nodecast.traces.load import load_trace
 
     trace = load_trace(path)
     api = read_api(path)
-    return replay_result(trace, api, copy_engines_per_direction=copy_engines_per_direction)
+    return replay_result(trace, api, copy_engines_per_direction=copy_engines_per_direction, machine=machine)
 
 
-def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None = None) -> ReplayResult:
+def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None = None,
+                  machine: str | Machine | None = None) -> ReplayResult:
     """``replay_trace`` for a Trace and ApiCalls already in memory."""
+    from nodecast.errors import InputError
+    from nodecast.graph.event_replay import replay_on_machine
+    from nodecast.machines import load_machine, resolve_source
+
     graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
     measured = measured_schedule(graph, trace, api)
     dur = graph.source_durations()
-    replayed = replay(graph, dur)
+    notes = list(graph.notes)
+    try:
+        node = load_machine(machine) if isinstance(machine, str) else machine if machine is not None else \
+            resolve_source(trace, None)
+    except InputError as exc:
+        if machine is not None:
+            raise
+        node = None
+        notes.append(f"no node picked from the trace's GPU ({exc.reason}): replayed without the node's links, copy "
+                     "engines and kernel slots (the single pass)")
+    if node is None:
+        replayed, replayed_graph, path, reason = replay(graph, dur), graph, "single-pass", "no node to replay on"
+    else:
+        shared = replay_on_machine(graph, dur, node, trace=trace, copy_engines_per_direction=copy_engines_per_direction)
+        replayed, replayed_graph, path, reason = shared.schedule, shared.graph, shared.path, shared.reason
+        notes += [*shared.notes, f"replay on {node.name}: {shared.summary}"]
     return ReplayResult(
         graph=graph,
         measured=measured,
@@ -171,6 +200,6 @@ def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: in
         measured_busy_s=metrics.gpu_busy_s(graph, measured),
         replayed_busy_s=metrics.gpu_busy_s(graph, replayed),
         gpu_time_s=metrics.gpu_time_s(graph, dur),
-        critical_path_s=metrics.critical_path(graph, replayed).breakdown_s,
-        notes=list(graph.notes),
+        critical_path_s=metrics.critical_path(replayed_graph, replayed).breakdown_s,
+        notes=notes, replay_path=path, replay_reason=reason,
     )

@@ -55,7 +55,7 @@ def sheet_gpu_table(sheet: GpuSheet) -> dict[str, Any]:
     levels: dict[str, Any] = {"dram": {"bandwidth_bps": sheet.dram_bandwidth_bps, "size_bytes": sheet.memory_bytes}}
     if sheet.l2_bytes is not None:
         levels["l2"] = {"size_bytes": sheet.l2_bytes}
-    return {
+    table = {
         "model": sheet.name,
         "sms": sheet.sms,
         "clock_hz": sheet.boost_clock_hz,
@@ -63,6 +63,10 @@ def sheet_gpu_table(sheet: GpuSheet) -> dict[str, Any]:
         "peak_flops": {p: {"fma": v, "addmul": v / 2} for p in PRECISIONS if (v := sheet.peak(p)) is not None},
         "levels": levels,
     }
+    for key in ("copy_engines", "max_concurrent_kernels"):  # where the sheet gives them
+        if (value := getattr(sheet, key)) is not None:
+            table[key] = value
+    return table
 
 
 def host_cpu_table(host: Host) -> dict[str, Any]:

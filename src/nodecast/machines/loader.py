@@ -18,6 +18,8 @@ from nodecast.machines.schema import (
     CPU,
     GPU,
     LINK_KINDS,
+    MAX_CONCURRENT_KERNELS,
+    MAX_COPY_ENGINES,
     MEASURED_CLASSES,
     MEMORY_LEVELS,
     PRECISIONS,
@@ -67,7 +69,7 @@ def _peaks(r: _Reader | None) -> dict[str, PeakFlops]:
 
 def _gpu(r: _Reader, sockets: int) -> GPU:
     r.unknown_keys({"model", "count", "sms", "clock_hz", "memory_bytes", "cpu_socket",
-                    "peak_flops", "levels"})
+                    "peak_flops", "levels", "copy_engines", "max_concurrent_kernels"})
     count = r.count("count")
     placement = r.table.get("cpu_socket", [0] * count)  # type: ignore[operator]
     if (not isinstance(placement, list) or len(placement) != count
@@ -93,6 +95,8 @@ def _gpu(r: _Reader, sockets: int) -> GPU:
         cpu_socket=tuple(placement),
         peak_flops=_peaks(r.sub("peak_flops", required=False)),
         levels=levels,
+        copy_engines=r.count("copy_engines", required=False, high=MAX_COPY_ENGINES),
+        max_concurrent_kernels=r.count("max_concurrent_kernels", required=False, high=MAX_CONCURRENT_KERNELS),
     )
 
 

@@ -107,6 +107,11 @@ class GpuSheet:
     absent. ``device_names`` are the names the driver reports (what profilers
     copy into traces). An AMD MI250X sheet describes one GCD
     (``gcds_per_package = 2``): the driver shows each GCD as a device.
+    ``copy_engines`` is CUDA's ``asyncEngineCount`` as the driver reports it
+    (deviceQuery, CUPTI ``numMemcpyEngines``, nsys ``asyncEngines``: 1 = one
+    engine for both directions); ``max_concurrent_kernels`` the CUDA
+    Programming Guide's "maximum number of resident grids per device" of the
+    compute capability. None where no source gives them.
     """
 
     key: str
@@ -130,6 +135,8 @@ class GpuSheet:
     l2_bytes: float | None = None
     tdp_w: float | None = None
     gcds_per_package: int | None = None
+    copy_engines: int | None = None
+    max_concurrent_kernels: int | None = None
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
     path: Path | None = field(default=None, compare=False)
 

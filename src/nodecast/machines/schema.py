@@ -94,6 +94,12 @@ class MemoryLevel:
     size_bytes: float | None = None
 
 
+#: Plausibility bounds of a GPU's copy engines (CUDA asyncEngineCount; TITAN V reports 7) and resident grids per
+#: device (128 on every compute capability since 7.5): a larger value is a typo.
+MAX_COPY_ENGINES = 64
+MAX_CONCURRENT_KERNELS = 4096
+
+
 @dataclass(frozen=True)
 class GPU:
     """The GPUs of a node (nodes are homogeneous: ``count`` GPUs of one model).
@@ -102,6 +108,12 @@ class GPU:
     ``sheet`` is the GPU's data sheet when the machine names one (``[gpu]
     sheet = KEY``) or was composed from one; ``limits`` its target's per-SM
     limits. Both are None for a machine file that gives its GPU by hand.
+    ``copy_engines`` (CUDA's asyncEngineCount: 1 = one copy engine for both
+    directions, 2 or more = copies in both directions at once) and
+    ``max_concurrent_kernels`` (resident grids per device) come from the sheet
+    or the machine file; None when neither gives them (the replay then keeps
+    the trace's copy engines and runs kernels of different streams
+    concurrently without limit).
     """
 
     model: str
@@ -113,6 +125,8 @@ class GPU:
     peak_flops: dict[str, PeakFlops] = field(default_factory=dict)
     levels: dict[str, MemoryLevel] = field(default_factory=dict)
     sheet: GpuSheet | None = field(default=None, compare=False)
+    copy_engines: int | None = None
+    max_concurrent_kernels: int | None = None
 
     @property
     def dram_bandwidth_bps(self) -> float:

@@ -22,6 +22,7 @@ from nodecast.errors import InputError
 from nodecast.machines.comments import value_comments
 from nodecast.machines.parts import HOST_LINK_KINDS, PEAK_KEYS, VENDORS, GpuSheet, SheetLink, TargetLimits
 from nodecast.machines.reader import Reader
+from nodecast.machines.schema import MAX_CONCURRENT_KERNELS, MAX_COPY_ENGINES
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
 
 SCHEMA_VERSION = 1
@@ -51,7 +52,7 @@ MAX_SMS = 1024
 _SHEET_KEYS = {"schema_version", "key", "name", "vendor", "architecture", "chip", "target", "release_year",
                "device_names", "sms", "base_clock_hz", "boost_clock_hz", "memory_type", "memory_bytes",
                "memory_bus_bits", "dram_bandwidth_bps", "l2_bytes", "tdp_w", "gcds_per_package", "host_link",
-               "peak_flops"}
+               "peak_flops", "copy_engines", "max_concurrent_kernels"}
 _TARGET_REQUIRED = ("warp_size", "max_threads_per_block", "max_threads_per_sm", "max_warps_per_sm",
                     "max_blocks_per_sm", "registers_per_sm", "max_registers_per_thread",
                     "shared_memory_per_sm_bytes", "max_shared_memory_per_block_bytes")
@@ -256,6 +257,8 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
         l2_bytes=bounded["l2_bytes"],
         tdp_w=bounded["tdp_w"],
         gcds_per_package=r.count("gcds_per_package", required=False, high=16),
+        copy_engines=r.count("copy_engines", required=False, high=MAX_COPY_ENGINES),
+        max_concurrent_kernels=r.count("max_concurrent_kernels", required=False, high=MAX_CONCURRENT_KERNELS),
         sources=MappingProxyType(value_comments(text)),
         path=path,
     )
