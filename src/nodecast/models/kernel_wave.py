@@ -8,7 +8,8 @@ https://usenix.org/conference/atc21/presentation/yu and
 https://geoffreyyu.com/habitat), so what is cited here is the authors' code,
 ``geoffxy/habitat`` at commit 1d8b740efaede0296520a3cd925dac9becd9d198,
 ``analyzer/habitat/analysis/wave_scaling/roofline.py``, which computes, for a
-kernel that fills at least one wave on either GPU (verbatim)::
+kernel that fills at least one wave on either GPU (its statements, each
+joined onto one line)::
 
     bandwidth_factor = (origin_device.mem_bandwidth_gb / dest_device.mem_bandwidth_gb)
     clock_factor = (origin_device.base_clock_mhz / dest_device.base_clock_mhz)
