@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nodecast.report.headline import Number
 from nodecast.traces.kinds import OpKind, TransferClass
 from nodecast.traces.trace import Trace
 
@@ -47,6 +48,23 @@ class Characterization:
     def top_classes(self, n: int = 3) -> pd.DataFrame:
         """The transfer classes that cost the most GPU time."""
         return self.per_class.sort_values("time_s", ascending=False).head(n)
+
+    def headline(self) -> list[Number]:
+        """Kernel and transfer GPU time and the transfer share (AHEAD Table I)."""
+        return [Number("kernel GPU time", self.kernel_time_s, "s", note=f"{self.n_kernels:,} kernels"),
+                Number("transfer GPU time", self.transfer_time_s, "s", note=f"{self.n_transfers:,} transfers"),
+                Number("transfer share, transfer / (kernel + transfer)", self.transfer_share, "share")]
+
+    def to_dict(self) -> dict[str, object]:
+        """Every value as plain Python (JSON-ready; seconds, bytes, shares 0-1): what ``inspect --json`` writes."""
+        return {
+            "table_one": self.table_one(),
+            "counts": {"kernels": self.n_kernels, "transfers": self.n_transfers, "memsets": self.n_memsets},
+            "memset_s": self.memset_time_s,
+            "per_class": self.per_class.to_dict(orient="records"),
+            "size_distribution": self.size_distribution.to_dict(orient="index"),
+            "time_distribution": self.time_distribution.to_dict(orient="index"),
+        }
 
     def table_one(self) -> dict[str, float | int | str]:
         """AHEAD Table I's row for this trace."""

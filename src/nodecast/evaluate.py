@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,13 +36,17 @@ import pandas as pd
 from nodecast.errors import InputError
 from nodecast.machines.schema import Machine
 from nodecast.project import Projection, op_category, project
+from nodecast.report.headline import Number
 from nodecast.report.words import plural
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
 from nodecast.traces.trace import Trace
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Mapping
 
+    from nodecast.graph.cost import CostOptions
+    from nodecast.graph.evaluate import WholeRun
     from nodecast.traces.ncu import KernelMetrics
 
 
@@ -218,6 +222,8 @@ def ape(actual_s: np.ndarray, projected_s: np.ndarray) -> np.ndarray:
 
 #: Pseudo-model: the op keeps the GPU time it had on the source node.
 UNCHANGED = "unchanged"
+#: Op categories whose best WMAPE ``Evaluation.headline`` gives, those with the most time on B first.
+HEADLINE_CATEGORIES = 4
 
 
 @dataclass
@@ -232,6 +238,87 @@ class Evaluation:
     category: np.ndarray  # per evaluated pair
     mask: np.ndarray  # which aligned pairs are evaluated (projected by some model, nonzero time on B)
     notes: list[str] = field(default_factory=list)
+    whole: WholeRun | None = None  # run A forecast on B against run B as wholes (``add_whole_run``)
+
+    @property
+    def source(self) -> Machine:
+        """Node A, where run A was recorded."""
+        return self.projection.source
+
+    @property
+    def target(self) -> Machine:
+        """Node B, where run A is projected and run B was recorded."""
+        return self.projection.target
+
+    def all_notes(self) -> list[str]:
+        """How the machines were picked, then the evaluation's notes (the models', the alignment's, the whole run's)."""
+        return [*self.source.notes, *self.target.notes, *self.notes]
+
+    def model_types(self) -> dict[str, str]:
+        """Per row of ``table()``: model, baseline, scaled, scaled baseline, or reference (``unchanged``)."""
+        baseline = {m.name for m in self.projection.models if m.baseline}
+        scaled = {m.name for m in self.projection.models if getattr(m, "source_scaled", False)}
+        return {m: "reference" if m == UNCHANGED else
+                ("scaled baseline" if m in scaled else "baseline") if m in baseline else
+                "scaled" if m in scaled else "model" for m in self.projected_s}
+
+    def typed_table(self) -> pd.DataFrame:
+        """``table()`` with a ``type`` column after the model (what ``nodecast evaluate`` prints and --table writes)."""
+        table = self.table()
+        types = self.model_types()
+        table.insert(1, "type", [types[m] for m in table["model"]])
+        return table
+
+    def kernels(self) -> pd.DataFrame:
+        """Kernel MAPE, WMAPE and totals per model (``nodecast.evaluate_kernels.kernel_table``)."""
+        from nodecast.evaluate_kernels import kernel_table
+
+        return kernel_table(self)
+
+    def unmatched(self) -> pd.DataFrame:
+        """Ops of A and of B left unpaired, per trace and category (count, bytes)."""
+        return self.alignment.unmatched_summary(self.projection.trace, self.trace_b)
+
+    def headline(self) -> list[Number]:
+        """The whole run's end to end on B, actual and forecast, and the error (when it was compared); then, per
+        op category (the ``HEADLINE_CATEGORIES`` with the most time on B), the lowest per-op WMAPE of a model, with
+        that of keeping A's times (``unchanged``) in its note."""
+        out = []
+        if self.whole is not None:
+            w = self.whole
+            actual, fc = w.actual_end_to_end_s, w.forecast.end_to_end_s
+            out += [Number(f"end to end on {self.target.name} (B), run B as measured", actual, "s"),
+                    Number(f"end to end on {self.target.name} (B), run A forecast", fc, "s"),
+                    Number("end-to-end error, (forecast - actual) / actual",
+                           100 * ((fc - actual) / actual) if actual else float("nan"), "%")]
+        table = self.table().set_index("model")
+        cats = [c for c in table.columns if c not in ("all", "MAPE", "ops")]
+        time = {c: float(self.actual_s[self.category == c].sum()) for c in cats}
+        for cat in sorted(cats, key=lambda c: -time[c])[:HEADLINE_CATEGORIES]:
+            models = table[cat].drop(index=UNCHANGED, errors="ignore").dropna()
+            if not len(models):
+                continue
+            best = str(models.idxmin())
+            ops = int(np.count_nonzero((self.category == cat) & ~np.isnan(self.projected_s[best])))
+            ref = f"; keeping A's times: {table.loc[UNCHANGED, cat]:.1f} %" if UNCHANGED in table.index else ""
+            out.append(Number(f"{cat}: lowest per-op WMAPE ({best})", float(models[best]), "%",
+                              note=f"best of {plural(len(models), 'model')} over {plural(ops, 'op')}{ref}"))
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """Every value of the evaluation as plain Python (JSON-ready; seconds, errors in %; the whole run's errors
+        as fractions)."""
+        al = self.alignment
+        return {
+            "trace_a": self.projection.trace.meta.source, "trace_b": self.trace_b.meta.source,
+            "source": self.source.name, "target": self.target.name,
+            "ops": {"a": len(self.projection.trace), "b": len(self.trace_b), "aligned_pairs": len(al.index_a),
+                    "evaluated": len(self.actual_s), "unmatched_a": len(al.unmatched_a),
+                    "unmatched_b": len(al.unmatched_b), "realigned_groups": al.realigned_groups},
+            "wmape": self.typed_table(), "kernels": self.kernels(), "unmatched": self.unmatched(),
+            "whole_run": None if self.whole is None else self.whole.table(),
+            "notes": self.all_notes(),
+        }
 
     def table(self) -> pd.DataFrame:
         """WMAPE (%) per model (rows) and category (columns, plus "all"); MAPE (%) over all its ops."""
@@ -308,6 +395,21 @@ def evaluate(
         mask=mask,
         notes=notes,
     )
+
+
+def add_whole_run(ev: Evaluation, path_a: str | os.PathLike[str], path_b: str | os.PathLike[str],
+                  options: CostOptions | None = None) -> Evaluation:
+    """``ev`` with the whole-run comparison of its two runs (``nodecast.graph.evaluate``: run A forecast on B as
+    ``nodecast forecast`` does, against run B measured), or, when a run's operation graph cannot be built, a note
+    saying why; the whole run's notes join ``ev.notes``. ``path_a``/``path_b``: the trace files (their host
+    records are read from them)."""
+    from nodecast.graph.evaluate import compare_or_reason
+
+    whole, why = compare_or_reason(path_a, path_b, ev.source, ev.target, options, trace_a=ev.projection.trace,
+                                   trace_b=ev.trace_b)
+    ev.whole = whole
+    ev.notes.extend(whole.notes if whole is not None else [f"whole-run comparison not made: {why}"])
+    return ev
 
 
 def _inventory(trace: Trace, rows: np.ndarray | None = None) -> str:

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.evaluate import UNCHANGED, Evaluation, evaluate
+from nodecast.report.headline import Number
+from nodecast.report.words import plural
 from nodecast.traces.kinds import OpKind
 
 if TYPE_CHECKING:
@@ -100,6 +102,59 @@ class PairsEvaluation:
     outcomes: list[PairOutcome]
     unpaired_a: list[str] = field(default_factory=list)
     unpaired_b: list[str] = field(default_factory=list)
+    dir_a: str = ""  # the folders, as given
+    dir_b: str = ""
+
+    @property
+    def skipped(self) -> list[PairOutcome]:
+        """The pairs that could not be evaluated, each with its reason."""
+        return [o for o in self.outcomes if o.reason]
+
+    def require_evaluated(self) -> PairsEvaluation:
+        """``self``, or InputError when no pair could be evaluated (naming the first pair's reason)."""
+        if not self.evaluated:
+            first = next(o for o in self.outcomes if o.reason)
+            raise InputError(f"no pair could be evaluated ({len(self.outcomes)} pairs; first, {first.name}: "
+                             f"{first.reason})", key="evaluate")
+        return self
+
+    def machine_pairs(self) -> dict[str, str]:
+        """Per evaluated pair: ``source -> target`` (the machines picked for it)."""
+        return {o.name: f"{o.source} -> {o.target}" for o in self.evaluated}
+
+    def headline(self) -> list[Number]:
+        """Pairs evaluated, the lowest pooled WMAPE of a model and that of keeping A's times (``unchanged``)."""
+        out = [Number("pairs evaluated", len(self.evaluated), "count",
+                      note=f"of {plural(len(self.outcomes), 'pair')} with the same file name")]
+        pooled = self.pooled()
+        pooled = pooled[pooled["category"] == "all"].set_index("model")["WMAPE"]
+        models = pooled.drop(index=UNCHANGED, errors="ignore").dropna()
+        if len(models):
+            best = str(models.idxmin())
+            out.append(Number(f"lowest pooled WMAPE: {best}", float(models[best]), "%",
+                              note=f"of {plural(len(models), 'model')}, every evaluated op of every pair"))
+        if UNCHANGED in pooled:
+            out.append(Number("pooled WMAPE of keeping A's times (unchanged)", float(pooled[UNCHANGED]), "%"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every value as plain Python (JSON-ready; errors in %, times in s)."""
+        return {
+            "dir_a": self.dir_a, "dir_b": self.dir_b, "pairs": len(self.outcomes), "evaluated": len(self.evaluated),
+            "machines": self.machine_pairs(), "wmape": self.summary_table(), "pooled": self.pooled(),
+            "errors": self.errors(),
+            "skipped": [{"pair": o.name, "reason": o.reason} for o in self.skipped],
+            "unpaired_a": self.unpaired_a, "unpaired_b": self.unpaired_b,
+        }
+
+    def summary_table(self) -> pd.DataFrame:
+        """``summary()`` (all categories) with a ``machines`` column after the pair when pairs ran on different
+        machines (what ``nodecast evaluate DIR_A DIR_B`` prints)."""
+        table = self.summary()
+        pairs = self.machine_pairs()
+        if len(set(pairs.values())) > 1:
+            table.insert(1, "machines", table["pair"].map(pairs).fillna(""))
+        return table
 
     @property
     def evaluated(self) -> list[PairOutcome]:
@@ -217,4 +272,4 @@ def evaluate_pairs(
         except InputError as exc:
             out.reason = exc.message
         outcomes.append(out)
-    return PairsEvaluation(outcomes, only_a, only_b)
+    return PairsEvaluation(outcomes, only_a, only_b, str(dir_a), str(dir_b))

@@ -8,7 +8,7 @@ results side by side. Ops that no model handles are reported, never dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,9 @@ import pandas as pd
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult, get_models
 from nodecast.models.one_byte import check_given
+from nodecast.report.headline import Number
+from nodecast.report.tables import fmt_seconds
+from nodecast.report.words import plural
 from nodecast.traces.kinds import OpKind, TransferClass
 from nodecast.traces.trace import Trace
 
@@ -66,6 +69,42 @@ class Projection:
         for r in self.results.values():
             mask |= r.handled
         return mask
+
+    def all_notes(self) -> list[str]:
+        """How the machines were picked, then the models' notes."""
+        return [*self.source.notes, *self.target.notes, *self.notes]
+
+    def headline(self) -> list[Number]:
+        """Per kind of op the models project (transfers, kernels): its GPU time on B by the first model of
+        ``nodecast forecast``'s chain that projected all of them, the other such models' totals as the interval."""
+        from nodecast.graph.cost import default_models
+
+        out = []
+        for kind in dict.fromkeys(m.kind for m in self.models):
+            names = [m.name for m in self.models if m.kind == kind]
+            rows = np.zeros(len(self.trace), dtype=bool)
+            for name in names:
+                rows |= self.results[name].handled
+            full = [n for n in names if self.results[n].handled[rows].all()]
+            if not full:
+                continue
+            chain = [n for n in default_models(kind) if n in full]
+            main = chain[0] if chain else full[0]
+            totals = {n: float(self.results[n].time_s[rows].sum()) for n in full}
+            on_a = float(self.source_s[rows].sum())
+            out.append(Number(f"{kind} GPU time on {self.target.name} (B), {main}", totals[main], "s",
+                              min(totals.values()) if len(full) > 1 else None,
+                              max(totals.values()) if len(full) > 1 else None,
+                              f"{plural(int(rows.sum()), 'op')}, {fmt_seconds(on_a)} on {self.source.name} (A)"
+                              + (f"; interval: the totals of {', '.join(n for n in full if n != main)}"
+                                 if len(full) > 1 else "")))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every value as plain Python (JSON-ready; seconds, bytes)."""
+        return {"trace": self.trace.meta.source, "format": self.trace.meta.format, "source": self.source.name,
+                "target": self.target.name, "models": [m.name for m in self.models], "summary": self.summary(),
+                "unhandled": self.unhandled(), "idle": dict(self.idle), "notes": self.all_notes()}
 
     def unhandled(self) -> pd.DataFrame:
         """Ops no model could handle, grouped by category: count and source GPU time."""
@@ -140,6 +179,26 @@ class Projection:
         for name in self.results:  # a sum over no op is "not projected", not 0 s
             out.loc[out[f"{name}_ops"] == 0, f"{name}_s"] = np.nan
         return out
+
+
+@dataclass
+class ModelList:
+    """The registered projection models (``nodecast models``)."""
+
+    models: list[Model]
+
+    def table(self) -> pd.DataFrame:
+        """One row per model: name, kind of op, baseline or not, what it does."""
+        return pd.DataFrame([{"model": m.name, "kind": m.kind, "baseline": "yes" if m.baseline else "",
+                              "description": m.description} for m in self.models],
+                            columns=["model", "kind", "baseline", "description"])
+
+
+def model_list() -> ModelList:
+    """Every registered model, in registration order."""
+    from nodecast.models.base import model_names
+
+    return ModelList(get_models(model_names()))
 
 
 def check_host_memory(host_memory: str | None, option: str = "--host-memory") -> None:

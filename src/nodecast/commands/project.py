@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
-
-import numpy as np
 
 from nodecast.commands import common
+from nodecast.commands.report_options import add_report_options, check_report_paths, emit
 from nodecast.commands.transfer_options import (add_one_byte_option, add_transfer_options, one_byte_given,
                                                 transfer_options)
-from nodecast.models.base import get_models, model_names
-from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, project
-from nodecast.report import tables as t
-from nodecast.report.words import plural
-from nodecast.traces.kinds import OpKind
+from nodecast.project import project
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_transfer_options(p)
     p.add_argument("-o", "--output", metavar="FILE", help="per-op table (.csv, .parquet or .json)")
     p.add_argument("--summary", metavar="FILE", help="summary table (.csv, .parquet or .json)")
+    add_report_options(p, "the projection")
     p.set_defaults(func=run)
     # --list-models works without a trace or machines.
     lp = sub.add_parser("models", help="list the projection models", description="List the registered models.")
@@ -39,18 +34,17 @@ __all__ = ["add_one_byte_option", "one_byte_given", "register", "run"]
 
 
 def list_models(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from nodecast.project import model_list
+    from nodecast.report import terminal
 
-    rows = [{"model": m.name, "kind": m.kind, "baseline": "yes" if m.baseline else "", "description": m.description}
-            for m in get_models(model_names())]
-    t.render(pd.DataFrame(rows), "Projection models (nodecast project --models NAME,...)")
+    terminal.render(model_list())
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from nodecast.errors import InputError
     from nodecast.fileio import check_writable
-    from nodecast.report.export import check_table_path, write_table
+    from nodecast.report import files, terminal
 
     if not args.trace:
         raise InputError("missing TRACE argument", key="project", hint="nodecast project TRACE --from A --to B")
@@ -58,40 +52,18 @@ def run(args: argparse.Namespace) -> int:
     # leave the first output written (and two lines on stderr).
     for option, out in (("-o", args.output), ("--summary", args.summary)):
         if out:
-            check_table_path(out)
+            files.check_table_path(out)
             check_writable(out, option)
+    check_report_paths(args)
     options = transfer_options(args)
     tr = common.trace(args.trace)
     source, target = common.machines(args, tr)
     proj = project(tr, source, target, common.parse_models(args.models), metrics=common.metrics(args), **options)
-    console = t.console()
-    n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
-    # Synchronisations are records of the host waiting, not GPU work: say how many were set aside.
-    syncs = (f" (and {plural(n_sync, 'synchronisation record')}, not projected: they are not GPU work)"
-             if n_sync else "")
-    console.print(f"[bold]{tr.meta.source}[/]: {plural(len(tr) - n_sync, 'GPU op')}{syncs}, "
-                  f"projected {source.name} -> {target.name}", soft_wrap=True)
-    summary = proj.summary()
-    shown = summary.copy()
-    # Per-model op counts add a column per model; show them only where a model
-    # handled part of a row (else "—" in its time column says it all).
-    partial = [n for n in proj.results
-               if ((shown[f"{n}_ops"] != 0) & (shown[f"{n}_ops"] != shown["ops"])).any()]
-    shown = shown.drop(columns=[f"{n}_ops" for n in proj.results if n not in partial])
-    shown = shown.rename(columns={f"{n}_s": n for n in proj.results})
-    fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds,
-            **dict.fromkeys(proj.results, t.fmt_seconds), **{f"{n}_ops": t.fmt_int for n in partial}}
-    t.render(shown, f"GPU time on {source.name} (source_s) and projected on {target.name} per model "
-             f"(— : not projected by that model; '{TOTAL_PROJECTED}' sums the ops some model projected, "
-             f"'{NOT_PROJECTED}' the others; <model>_ops: ops in a model's sum where it differs)", fmts, console)
-    unhandled = proj.unhandled()
-    if len(unhandled):
-        t.render(unhandled, "Ops no model could handle (not projected)",
-                 {"ops": t.fmt_int, "source_s": t.fmt_seconds}, console)
-    for note in (*source.notes, *target.notes, *proj.notes):
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    written = emit(proj, args)
     if args.output:
-        print(f"wrote {write_table(proj.frame(), args.output)}", file=sys.stderr)
+        written.append(files.write_table(proj.frame(), args.output))
     if args.summary:
-        print(f"wrote {write_table(summary, args.summary)}", file=sys.stderr)
+        written.append(files.write_table(files.table(proj), args.summary))
+    for path in written:
+        terminal.wrote(path)
     return 0

@@ -17,11 +17,14 @@ from typing import Any
 STDOUT = "-"
 
 
-def add_report_options(parser: argparse.ArgumentParser, what: str = "the result") -> None:
-    """Add ``--json [FILE]`` and ``--html FILE``."""
+def add_report_options(parser: argparse.ArgumentParser, what: str = "the result", *, html: bool = True) -> None:
+    """Add ``--json [FILE]`` and (with ``html``) ``--html FILE``."""
     parser.add_argument("--json", nargs="?", const=STDOUT, default=None, metavar="FILE",
                         help=f"{what} as JSON: headline numbers first, then every value and table (SI units); "
                              "written to FILE (.json), or printed instead of the tables when no FILE is given")
+    if not html:
+        parser.set_defaults(html=None)
+        return
     parser.add_argument("--html", metavar="FILE",
                         help=f"{what} as one self-contained HTML page (.html): headline, inputs with their sources, "
                              "sortable tables, interactive figures, what was not modelled; opens offline")

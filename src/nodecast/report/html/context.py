@@ -79,5 +79,6 @@ def run_inputs(trace: str, command: Sequence[str] | str | None, machines: Sequen
 
     return RunInputs(trace=trace, version=__version__,
                      command=command if command is not None else "(made from Python, not the command line)",
-                     trace_summary=trace_summary, machines=[machine_inputs(m) for m in machines],
+                     trace_summary=trace_summary,
+                     machines=[machine_inputs(m) for m in {m.name: m for m in machines}.values()],
                      models=dict(models or {}))

@@ -17,7 +17,7 @@ from nodecast.report.tables import console
 #: ``render(result, console=None, **options) -> None``: print ``result`` for a person at a terminal.
 render = Dispatch(__name__, "render", "terminal renderer")
 
-__all__ = ["console", "progress_bar", "render", "wrote"]
+__all__ = ["console", "progress_bar", "render", "said", "wrote"]
 
 
 def wrote(*paths: object, stream: object = None) -> None:
@@ -26,6 +26,13 @@ def wrote(*paths: object, stream: object = None) -> None:
 
     if paths:
         print(f"wrote {', '.join(str(p) for p in paths)}", file=stream or sys.stderr)  # type: ignore[call-overload]
+
+
+def said(message: str, stream: object = None) -> None:
+    """One line for the person running the command, on stderr (or ``stream``): what was not done and why."""
+    import sys
+
+    print(message, file=stream or sys.stderr)  # type: ignore[call-overload]
 
 
 def progress_bar(total: int, label: str):  # noqa: ANN201 (rich.progress.Progress, task id)

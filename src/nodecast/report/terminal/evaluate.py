@@ -1,0 +1,56 @@
+"""``nodecast evaluate A B`` at the terminal: the two runs and their alignment, WMAPE per model and transfer kind,
+the kernels' errors, the unmatched ops, the whole run actual against forecast, and the notes."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from nodecast.evaluate import Evaluation
+from nodecast.report import tables as t
+from nodecast.report.terminal import render
+from nodecast.report.words import plural
+
+WMAPE_CAPTION = ("WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "
+                 "over all the model's ops; 'unchanged' = the op keeps its time on A; 'scaled' = A's measured "
+                 "time x the model's B/A ratio (the source run as calibration).")
+
+
+@render.register(Evaluation)
+def render_evaluation(ev: Evaluation, console: Console | None = None, **_: object) -> None:
+    """Print ``ev``."""
+    console = console or t.console()
+    a, b = ev.projection.trace, ev.trace_b
+    al = ev.alignment
+    realigned = al.realigned_groups
+    console.print(
+        f"A: [bold]{a.meta.source}[/] ({plural(len(a), 'op')} on {ev.source.name})\n"
+        f"B: [bold]{b.meta.source}[/] ({plural(len(b), 'op')} on {ev.target.name})\n"
+        f"aligned {plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}; "
+        f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
+        + (f"; {plural(realigned, 'group')} re-aligned on {'its' if realigned == 1 else 'their'} byte or "
+           "kernel-name sequence" if realigned else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = ev.typed_table()
+    cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
+    t.render(table, f"WMAPE (%) of projected GPU time, {ev.source.name} -> {ev.target.name}, per model and "
+             "transfer kind", {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
+             caption=WMAPE_CAPTION)
+    kernels = ev.kernels()
+    if len(kernels):
+        aligned = plural(int((ev.category == "kernel").sum()), "aligned launch", "aligned launches")
+        t.render(kernels, f"Kernels: MAPE and WMAPE (%) of the {aligned} (same name, launch order); totals: every "
+                 "kernel of A projected against every kernel of B",
+                 {"launches": t.fmt_int, "MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "projected_s": t.fmt_seconds,
+                  "actual_s": t.fmt_seconds, "total_error": t.fmt_pct}, console)
+    unmatched = ev.unmatched()
+    if len(unmatched):
+        t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)
+    if ev.whole is not None:
+        t.render(ev.whole.table(), f"Whole run: A forecast on {ev.target.name} (nodecast forecast's default models) "
+                 "against B as measured", {"on A": t.fmt_seconds, "actual on B": t.fmt_seconds,
+                                           "forecast on B": t.fmt_seconds, "error": lambda v: t.fmt_pct(100 * v)},
+                 console)
+    for note in ev.all_notes():
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)

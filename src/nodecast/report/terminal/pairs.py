@@ -1,0 +1,37 @@
+"""``nodecast evaluate DIR_A DIR_B`` at the terminal: WMAPE per pair and model with the pooled row, the kernels
+pooled over all pairs, the pairs not evaluated and the files without a partner."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from nodecast.evaluate_kernels import PairsEvaluation
+from nodecast.report import tables as t
+from nodecast.report.terminal import render
+from nodecast.report.words import plural
+
+
+@render.register(PairsEvaluation)
+def render_pairs(result: PairsEvaluation, console: Console | None = None, **_: object) -> None:
+    """Print ``result``."""
+    console = console or t.console()
+    same = set(result.machine_pairs().values())
+    console.print(f"{plural(len(result.outcomes), 'pair')} of traces with the same file name in {result.dir_a} (A) "
+                  f"and {result.dir_b} (B); evaluated {len(result.evaluated):,}"
+                  + (f", all {next(iter(same))}" if len(same) == 1 else ""), highlight=False, soft_wrap=True)
+    summary = result.summary_table()
+    models = [c for c in summary.columns if c not in ("pair", "machines")]
+    t.render(summary, "WMAPE (%) of projected GPU time per pair and model, over every evaluated op; 'all pairs' "
+             "pools them (100 x sum|A - P| / sum A)", dict.fromkeys(models, t.fmt_pct), console)
+    pooled = result.pooled()
+    kernels = pooled[pooled["category"] == "kernel"].drop(columns="category")
+    if len(kernels):
+        t.render(kernels, "Kernels over all pairs: WMAPE and MAPE (%) of the aligned launches",
+                 {"WMAPE": t.fmt_pct, "MAPE": t.fmt_pct, "ops": t.fmt_int, "pairs": t.fmt_int}, console)
+    for o in result.skipped:
+        console.print(f"note: {o.name} not evaluated: {o.reason}", highlight=False, soft_wrap=True)
+    for label, names in (("A", result.unpaired_a), ("B", result.unpaired_b)):
+        if names:
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            console.print(f"note: {plural(len(names), 'file')} only in {label}: {shown}", highlight=False,
+                          soft_wrap=True)
