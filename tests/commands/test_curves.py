@@ -77,14 +77,6 @@ def test_missing_output_folder_is_an_input_error(tmp_path):
         run(["--machines", "titan", "--sizes", "1Ki,1Mi", "-o", str(tmp_path / "nope" / "c.png")])
 
 
-def test_table_sizes_fall_back_to_the_sweep():
-    """When none of 1 KiB ... 1 GiB is swept, up to five swept sizes are tabulated."""
-    import numpy as np
-
-    assert curves_cmd.table_sizes(np.array([1, 2, 4, 8])) == [1, 2, 4, 8]
-    assert curves_cmd.table_sizes(np.array([2**10, 2**11, 2**20])) == [2**10, 2**20]
-
-
 def test_through_the_cli_entry_point(tmp_path, capsys):
     """`nodecast curves` through cli.main exits 0, and 2 on a user error."""
     try:

@@ -273,3 +273,20 @@ def test_alike_short_names_are_numbered_and_totalled(machines, tmp_path, capsys,
     df = pd.read_csv(out)
     assert df["kernel"].tolist() == [EIGEN_SUM, EIGEN_PRODUCT, EIGEN_SUM]
     assert df["label"].tolist() == [f"{label} #1", f"{label} #2", f"{label} #1"]
+
+
+@needs_v100
+def test_json_without_file_prints_only_the_document(machines, tmp_path, capsys):
+    """--json alone prints the JSON document (headline first, per-kernel rows, total) instead of the table; what was
+    written goes to stderr, so stdout stays one JSON document."""
+    import json
+
+    src, tgt = machines
+    out = tmp_path / "launches.csv"
+    assert main(["kernels", *map(str, V100_FILES), "--from", src, "--to", tgt, "--models", "dram-ratio", "--json",
+                 "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert list(doc)[0] == "headline" and len(doc["per_kernel"]) == 5 and doc["total"]["launches"] == 35
+    assert doc["headline"][1]["value"] == doc["total"]["dram-ratio_s"]
+    assert f"wrote 35 launches to {out}" in captured.err and out.exists()

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from nodecast.cli import main
-from nodecast.commands.roofline import draw_projection, select_kernel
-from nodecast.errors import InputError
-from nodecast.machines.loader import load_machine_file
-from nodecast.models.roofline import KernelInputs, gpu_figures, project_kernels
-from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
 V100_FILES = sorted(TRACES.glob("ncu-csv_v100_*.csv"))
@@ -48,40 +41,6 @@ def test_one_launch_as_svg(machines, tmp_path):
     assert main(["roofline", *map(str, V100_FILES), "--from", src, "--to", tgt, "--kernel", "L2NormFunctor",
                  "--launch", "3", "-o", str(out)]) == 0
     assert out.read_text().lstrip().startswith("<?xml")
-
-
-def test_figure_has_both_panels_and_the_projected_area(tmp_path, machine_writer):
-    """The figure has a source and a target panel; the target shows the eq.-9 area and its mean."""
-    write_machine = machine_writer
-    v100 = load_machine_file(write_machine(tmp_path, "v100", "V100", 15.7e12, 900e9, fp64=7.8e12))
-    h100 = load_machine_file(write_machine(tmp_path, "h100", "H100", 66.9e12, 3.35e12, fp64=33.5e12))
-    row = {"kernel": "k", "occurrence": 0, "id": 0, "duration_s": 1e-3}
-    for p in PRECISION_LETTER:
-        for o in FLOP_OPS:
-            row[f"{p}_{o}_inst"] = 0.0
-    row.update(fp64_fma_inst=1e8, l1_bytes=1.6e9, l2_bytes=8e8, dram_bytes=4e8, threads_per_inst=math.nan)
-    km = KernelMetrics(pd.DataFrame([row]), ["t"], frozenset())
-    proj = project_kernels(KernelInputs.from_metrics(km), gpu_figures(v100), gpu_figures(h100, reference=v100))
-    fig = draw_projection(proj, "k", "1 launch")
-    src_ax, tgt_ax = fig.axes
-    assert "source" in src_ax.get_title() and "target" in tgt_ax.get_title()
-    labels = [t.get_text() for t in tgt_ax.get_legend().get_texts()]
-    assert any("projected interval" in t for t in labels)
-    assert any(t.startswith("mean ") and "426.8 µs" in t for t in labels)  # 0.426825 ms, see test_roofline
-    assert any("BW^ceil L2 1,259 GB/s" in t for t in (x.get_text() for x in src_ax.get_legend().get_texts()))
-    fig.savefig(tmp_path / "f.png")
-    assert (tmp_path / "f.png").read_bytes()[:8] == PNG
-
-
-def test_select_kernel_by_unique_part():
-    """A part of a name selects the one kernel containing it; ambiguous or unknown parts are errors."""
-    names = ["void a<1>(int)", "void ab<2>(int)", "cleanup(float*)"]
-    assert select_kernel(names, "cleanup") == "cleanup(float*)"
-    assert select_kernel(names, "void a<1>(int)") == "void a<1>(int)"
-    with pytest.raises(InputError, match="2 kernels contain"):
-        select_kernel(names, "void a")
-    with pytest.raises(InputError, match="no kernel name contains"):
-        select_kernel(names, "zzz")
 
 
 # -- user errors ---------------------------------------------------------------------------------------

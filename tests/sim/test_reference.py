@@ -78,3 +78,42 @@ def test_a_machine_that_cannot_be_loaded_names_file_and_line(tmp_path, starpu_da
         load_setups(rows, _setup(starpu_data), path, hint="Give another folder")
     with pytest.raises(InputError, match=r"line 3: no platform and models for machine 'nosuch'"):
         compare(rows, {"attila": _setup(starpu_data)("attila")})
+
+
+def test_select_rows_filters_by_machine_size_application_and_scheduler(tmp_path, starpu_data):
+    """Real rows of attila.csv relabelled per machine: each filter keeps what it names; an unknown machine or an empty
+    selection is an InputError naming the file."""
+    from nodecast.sim.reference import select_rows
+
+    # line 2: cholesky 9600 dmda; 3: cholesky 19200 dmda; 50: lu double 9600 dmda; 10: cholesky 9600 dmdar
+    path = _write(tmp_path, starpu_data, [2, 3, 50, 10], ["attila", "attila", "hannibal", "attila"])
+    table = load_reference(path)
+    assert [r.line for r in select_rows(table)] == [2, 3, 4, 5]
+    assert [r.line for r in select_rows(table, machine="hannibal")] == [4]
+    assert [r.line for r in select_rows(table, max_blocks=10, app="cholesky")] == [2, 5]
+    assert [r.line for r in select_rows(table, schedulers=["dmdar", " eager"])] == [5]
+    with pytest.raises(InputError, match="no reference row of machine 'sirocco'") as err:
+        select_rows(table, machine="sirocco")
+    assert str(path) in err.value.message
+    with pytest.raises(InputError, match="no reference row left"):
+        select_rows(table, schedulers=["heft"])
+
+
+def test_comparison_counts_agreement_and_leads_with_it(tmp_path, starpu_data):
+    """compare_reference on two real rows: within-3 % count, memory flags and the headline come from the records;
+    a failed row counts as failed, not as compared."""
+    from nodecast.sim.reference import compare_reference
+
+    path = _write(tmp_path, starpu_data, [2, 50], ["attila", "hannibal"])
+    table = load_reference(path)
+    setups = load_setups(table.rows, _setup(starpu_data))
+    res = compare_reference(table, table.rows, setups)
+    ok = [r for r in res.records if not r["error"]]
+    assert len(ok) == 1 and res.ran == ok and res.machines == ["attila", "hannibal"]
+    assert res.within() == int(abs(ok[0]["diff_pct"]) <= 3.0)
+    share, median, rows = res.headline()
+    assert share.value == res.within() / 1 and share.unit == "share"
+    assert median.value == abs(ok[0]["diff_pct"]) and rows.value == 1
+    assert "1 failed" in rows.note and res.failed_line().startswith("1 row failed (line 3)")
+    title, group = res.first_group()
+    assert group == ok and title == "cholesky_implicit (single), gpuonly on attila"

@@ -379,3 +379,40 @@ def test_negative_gpu_memory_reaches_nodecasts_check(capsys, starpu_args, value)
     """--gpu-memory -2GB is read as a value (not as an option) and refused by nodecast in one line."""
     err = _one_line_error(capsys, ["simulate", "cholesky", "--size", "3840", *starpu_args, "--gpu-memory", value])
     assert f"--gpu-memory: must be > 0 bytes (got '{value}')" in err
+
+
+def test_compare_reference_json_writes_the_comparison(tmp_path, starpu_data, starpu_args):
+    """--compare-reference --json writes the comparison (headline first, then every row as --csv has it); the option
+    used to be accepted and then ignored, leaving no file."""
+    doc_path, table = tmp_path / "cmp.json", tmp_path / "cmp.csv"
+    ref = starpu_data / "reference" / "attila.csv"
+    assert main(["simulate", "--compare-reference", str(ref), "--max-blocks", "10", "--scheduler", "dmda,eager",
+                 *starpu_args, "--json", str(doc_path), "--csv", str(table)]) == 0
+    doc = json.loads(doc_path.read_text())
+    rows = list(csv.DictReader(table.open()))
+    assert list(doc)[0] == "headline" and len(doc["rows"]) == len(rows) == 10
+    assert [r["nodecast_gflops"] for r in doc["rows"]] == [float(r["nodecast_gflops"]) for r in rows]
+    within = sum(abs(r["diff_pct"]) <= 3.0 for r in doc["rows"])
+    assert doc["rows_within_3_pct"] == within and doc["headline"][0]["value"] == within / 10
+
+
+def test_single_sweep_and_comparison_json_keep_their_layout(tmp_path, starpu_args, starpu_data):
+    """A run's summary and a sweep's rows are JSON with two-space indents and sorted keys, as before --html existed."""
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    assert main(["simulate", "cholesky", "--size", "1920", *starpu_args, "--json", str(one)]) == 0
+    assert main(["simulate", "cholesky", "--sizes", "1920,2880", *starpu_args, "--json", str(many)]) == 0
+    for path in (one, many):
+        text = path.read_text()
+        assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert isinstance(json.loads(many.read_text()), list)
+
+
+@pytest.mark.parametrize("argv", [["cholesky", "--size", "1920"], ["cholesky", "--sizes", "1920,2880"]])
+def test_html_path_is_checked_before_simulating(tmp_path, capsys, starpu_args, argv):
+    """An --html path that is not .html, or in a missing folder, is one line (exit 2) and nothing is written."""
+    err = _one_line_error(capsys, ["simulate", *argv, *starpu_args, "--json", str(tmp_path / "s.json"),
+                                   "--html", str(tmp_path / "r.txt")])
+    assert "--html" in err and ".html" in err
+    err = _one_line_error(capsys, ["simulate", *argv, *starpu_args, "--html", str(tmp_path / "no" / "r.html")])
+    assert "folder does not exist" in err
+    assert list(tmp_path.iterdir()) == []

@@ -165,3 +165,23 @@ def test_cli_dag_swept_over_schedulers(starpu_data, tmp_path, capsys):
     assert "-         dmda       220" in table and "-         eager      220" in table
     assert main([*args, "--jobs", "2", "--json", str(tmp_path / "two.json")]) == 0
     assert (tmp_path / "two.json").read_bytes() == (tmp_path / "one.json").read_bytes()
+
+
+@pytest.mark.shared
+def test_run_sweep_rows_follow_sizes_then_schedulers_and_lead_with_the_best(attila, starpu_data):
+    """run_sweep gives one row per size and scheduler in that order, GFlop/s rounded as the files hold it; the
+    headline is the fastest run's GFlop/s (as flop/s) and makespan, naming its size and scheduler."""
+    from nodecast.sim.sweep import run_sweep
+
+    res = run_sweep(RuntimeOptions(), attila, _models(starpu_data), app="cholesky", sizes=[1920, 3840],
+                    schedulers=["dmda", "eager"])
+    assert [(r["matrix_size"], r["scheduler"]) for r in res.rows] == [(1920, "dmda"), (1920, "eager"),
+                                                                      (3840, "dmda"), (3840, "eager")]
+    alone = run_case(Case(RuntimeOptions(scheduler="eager"), "cholesky", 3840, 960), attila, _models(starpu_data))
+    assert res.rows[3]["makespan_s"] == alone["makespan_s"] and res.rows[3]["gflops"] == round(alone["gflops"], 3)
+    best = max(res.rows, key=lambda r: r["gflops"])
+    perf, span = res.headline()
+    assert (perf.value, perf.unit, span.value, span.unit) == (best["gflops"] * 1e9, "flop/s", best["makespan_s"], "s")
+    assert f"cholesky {best['matrix_size']}, {best['scheduler']}" in perf.note
+    assert list(res.table().columns) == ["app", "matrix_size", "scheduler", "tasks", "makespan_s", "gflops", "evictions", "purges"]
+    assert res.title == "cholesky (single, block 960) on attila, workers=gpus"

@@ -24,19 +24,16 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 import nodecast.calibrate as cal
 from nodecast import __version__
 from nodecast.calibrate import plan as plan_mod
 from nodecast.calibrate import writers
+from nodecast.calibrate.results import BenchmarkFamilies, Calibration, HostCopyCalibration
 from nodecast.calibrate.stats import Budget
 from nodecast.errors import InputError
 from nodecast.fileio import check_suffix, check_writable
 from nodecast.machines import load_machine
-from nodecast.report.tables import console as results_console
-
-GB = 1e9
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -183,7 +180,9 @@ def run(args: argparse.Namespace) -> int:
     machine = None
     if out_toml is not None and base is not None:
         machine = _write_machine(out_toml, base, session, plan, values, options, args, warnings, host_copy)
-    _print_summary(results, values, out_json, out_toml, machine, host_copy)
+    from nodecast.report import terminal
+
+    terminal.render(Calibration(results, values, out_json, out_toml, machine, host_copy))
     return 0
 
 
@@ -271,48 +270,10 @@ def _host_only(args: argparse.Namespace) -> int:
     doc = writers.machine_document(base, writers.with_host_copy(base, host_copy, prov), name=name,
                                    description=description)
     machine = writers.write_machine_toml(out_toml, doc, writers.machine_header(base, prov))
-    console = results_console(width_when_piped=200)
-    _print_host_copy(console, host_copy)
-    console.print(f"wrote {out_toml} (machine {machine.name!r}; load it with --to/--from {out_toml})")
+    from nodecast.report import terminal
+
+    terminal.render(HostCopyCalibration(host_copy, out_toml, machine))
     return 0
-
-
-def _print_host_copy(console: Any, host_copy: Any) -> None:
-    console.print(f"host copy, one thread: {host_copy.bandwidth_bps / GB:.2f} GB/s ({host_copy.method()})",
-                  soft_wrap=True, highlight=False)
-
-
-def _print_summary(results: list[cal.PointResult], values: cal.MeasuredValues, out_json: Path,
-                   out_toml: Path | None, machine: Any, host_copy: Any = None) -> None:
-    console = results_console(width_when_piped=200)
-    failed = [r for r in results if not r.ok]
-    table = Table(title=f"Measured copy classes ({values.reference or 'nothing measured'}); GB/s = 1e9 B/s")
-    for col in ("class", "1-byte cost (µs)", "bandwidth 1/G (GB/s)", "source"):
-        table.add_column(col, justify="right" if "(" in col else "left")
-    for klass, cv in sorted(values.classes.items()):
-        bw = f"{cv.bandwidth_bps / GB:.2f}" if cv.bandwidth_bps is not None else "—"
-        table.add_row(klass, f"{cv.one_byte_s * 1e6:.3f}", bw, cv.source)
-    console.print(table)
-    if values.peak_flops or values.level_bandwidth_bps:
-        gt = Table(title="GPU maxima (fastest repetition); TFLOP/s = 1e12 FLOP/s, GB/s = 1e9 B/s")
-        gt.add_column("quantity")
-        gt.add_column("value", justify="right")
-        for p, (fma, am) in sorted(values.peak_flops.items()):
-            gt.add_row(f"{p} FMA", f"{fma / 1e12:.2f} TFLOP/s")
-            gt.add_row(f"{p} ADD/MUL", f"{am / 1e12:.2f} TFLOP/s")
-        for level, bw in values.level_bandwidth_bps.items():
-            gt.add_row(f"{level} bandwidth", f"{bw / GB:.0f} GB/s")
-        console.print(gt)
-    if host_copy is not None:
-        _print_host_copy(console, host_copy)
-    for note in values.notes:
-        console.print(f"note: {note}")
-    if failed:
-        console.print(f"{len(failed)} of {len(results)} points failed or were skipped (error_message in {out_json}); first: "
-                      f"{failed[0].name}: {failed[0].error}")
-    console.print(f"wrote {out_json} ({len(results)} points)")
-    if out_toml is not None and machine is not None:
-        console.print(f"wrote {out_toml} (machine {machine.name!r}; load it with --to/--from {out_toml})")
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -320,12 +281,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = plan_mod.describe_families(prefixes)
     if not rows:
         raise InputError(f"no benchmark family starts with {args.only}", key="--only")
-    console = results_console(width_when_piped=200)
-    table = Table(title="nodecast calibrate benchmark families")
-    for col in ("family", "placed per", "machine-file class", "what it measures"):
-        table.add_column(col)
-    scope = {"host": "NUMA node x GPU", "gpu": "GPU", "pair": "ordered GPU pair", "duplex-pair": "GPU pair"}
-    for name, sc, klass, desc in rows:
-        table.add_row(name, scope[sc], klass or "—", desc)
-    console.print(table)
+    from nodecast.report import terminal
+
+    terminal.render(BenchmarkFamilies(rows))
     return 0

@@ -14,16 +14,12 @@ import argparse
 import math
 from pathlib import Path
 
-import numpy as np
-
 from nodecast.errors import InputError
-from nodecast.fileio import atomic_path, check_writable
+from nodecast.fileio import check_writable
 from nodecast.models.curves import (
     DEFAULT_ONE_BYTE_S,
     DEFAULT_ONE_BYTE_SOURCE,
     DEFAULT_SIZES,
-    TABLE_SIZES,
-    Curves,
     bandwidth_curves,
     parse_classes,
     parse_sizes,
@@ -71,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     """Compute the curves, print the table, write the requested files."""
     from nodecast.machines import load_machine
     from nodecast.models.base import model_names
+    from nodecast.report import figures, terminal
+    from nodecast.report.files.curves import write_csv
 
     check_outputs(args)
     names = _split(args.machines)
@@ -106,15 +104,12 @@ def run(args: argparse.Namespace) -> int:
         machines, source=source, classes=classes, sizes=sizes, models=models,
         one_byte_fallback_s=one_byte_us * 1e-6, one_byte_fallback_label=label,
     )
-    print_table(curves)
+    terminal.render(curves)
     if args.csv:
-        with atomic_path(args.csv) as tmp:
-            curves.table.to_csv(tmp, index=False, float_format="%.9g")
+        write_csv(curves, args.csv)
         print(f"wrote {args.csv}")
     if args.output:
-        from nodecast.report.curves_plot import plot_curves
-
-        plot_curves(curves, args.output, log_y=args.log_y)
+        figures.draw(curves, args.output, log_y=args.log_y)
         print(f"wrote {args.output}")
     return 0
 
@@ -122,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse a bad -o or --csv (extension, folder, permission) before any work, so nothing is half-written."""
     if args.output:
-        from nodecast.report.curves_plot import FORMATS
+        from nodecast.report.figures.curves import FORMATS
 
         suffix = Path(args.output).suffix.lower()
         if suffix not in FORMATS:
@@ -134,56 +129,3 @@ def check_outputs(args: argparse.Namespace) -> None:
             raise InputError(f"unknown table format {Path(args.csv).suffix or '(none)'}", path=args.csv,
                              key="--csv", hint="Name the file with .csv")
         check_writable(args.csv, "--csv")
-
-
-def table_sizes(sizes: np.ndarray) -> list[int]:
-    """The sizes of the terminal table: those of ``TABLE_SIZES`` in the sweep, else up to 5 spread over it."""
-    chosen = [s for s in TABLE_SIZES if s in set(sizes.tolist())]
-    if chosen:
-        return chosen
-    idx = np.unique(np.linspace(0, sizes.size - 1, min(5, sizes.size)).round().astype(int))
-    return [int(sizes[i]) for i in idx]
-
-
-def print_table(curves: Curves) -> None:
-    """A rich table of the bandwidths at a handful of sizes, with the 1-byte costs as caption."""
-    from rich.table import Table
-
-    from nodecast.report.curves_plot import size_label
-    from nodecast.report.tables import PipeSafeConsole
-    from nodecast.report.tables import console as results_console
-
-    cols = table_sizes(curves.sizes)
-    wide = curves.at_sizes(cols)
-    table = Table(
-        title="Projected bandwidth n / T(n) in GB/s (1 GB = 1e9 B); sizes in KiB/MiB/GiB = 2^10/2^20/2^30 B",
-        caption="1-byte cost L+O: " + "; ".join(curves.one_byte_summary()),
-        caption_justify="left",
-    )
-    table.add_column("machine", no_wrap=True)
-    table.add_column("class", no_wrap=True)
-    table.add_column("model", no_wrap=True)
-    for s in cols:
-        table.add_column(size_label(s), justify="right")
-    previous: tuple[str, str] | None = None
-    for (machine, klass, model), row in wide.iterrows():
-        first = (machine, klass) != previous
-        if first and previous is not None and previous[0] != machine:
-            table.add_section()
-        cells = ["—" if not np.isfinite(row.get(s, np.nan)) else f"{row[s] / 1e9:.4g}" for s in cols]
-        table.add_row(machine if first else "", klass if first else "", model, *cells)
-        previous = (machine, klass)
-    console = results_console(width_when_piped=None)
-    if not console.is_terminal:  # a file or a pipe: do not squeeze the table into 80 columns
-        console = PipeSafeConsole(width=max(console.width, 120))
-    console.print(table)
-    for line in curves.skipped:
-        console.print(f"not drawn: {line}")
-    shown: set[str] = set()
-    for machine in curves.machines:
-        for model in curves.models:
-            for note in curves.notes.get(f"{machine}/{model}", []):
-                if note.startswith(("1-byte cost", "L+O (1-byte cost) left out")) or note in shown:
-                    continue  # the caption summarises the 1-byte costs
-                console.print(f"[dim]{machine}: {note}[/dim]", highlight=False)
-                shown.add(note)

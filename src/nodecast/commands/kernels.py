@@ -7,14 +7,17 @@ Euro-Par 2024) and the kernel baselines. Prints one row per kernel name and a
 total row; kernels whose short names coincide are numbered (#1, #2). ``-o``
 writes one row per launch with the full kernel name, its label and every
 intermediate quantity.
-``--print-ncu-command`` prints the ncu command that collects the metrics.
+``--json`` writes the headline numbers and the table, ``--html`` one page
+with all of it (the work is done by ``nodecast.kernels``, the output by
+``nodecast.report``). ``--print-ncu-command`` prints the ncu command that
+collects the metrics.
 """
 
 from __future__ import annotations
 
 import argparse
 
-
+from nodecast.commands.report_options import add_report_options
 from nodecast.errors import InputError
 
 
@@ -33,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="per-instruction thread-execution counts of the source run "
                         "(columns function, pc_offset, threads_executed[, launch])")
     p.add_argument("-o", "--output", metavar="FILE", help="per-launch table (.csv, .parquet or .json)")
+    add_report_options(p, "the projection")
     p.add_argument("--per-launch", action="store_true", help="print one row per launch instead of per kernel")
     p.add_argument("--target-metrics", metavar="CSV", nargs="+", default=None,
                    help="ncu CSV of the same program run on the target: report each model's MAPE against it")
@@ -57,15 +61,15 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nodecast.fileio import check_writable
-    from nodecast.machines import load_machine
-    import pandas as pd
+    import sys
 
-    from nodecast.models.roofline import project_metrics, short_kernel_name
-    from nodecast.report.words import plural
+    from nodecast.commands.report_options import STDOUT, check_report_paths, emit
+    from nodecast.fileio import check_writable
+    from nodecast.kernels import project_kernel_metrics
+    from nodecast.machines import load_machine
     from nodecast.models.sass import SassComparison
-    from nodecast.report import tables as t
-    from nodecast.report.export import check_table_path, write_table
+    from nodecast.report import files
+    from nodecast.report.words import plural
     from nodecast.traces.ncu import NCU_COMMAND, read_ncu_csv
 
     if args.print_ncu_command:
@@ -73,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _check(args)
     if args.output:  # every output is checked before any work, so a bad one leaves nothing behind
-        check_table_path(args.output)
+        files.check_table_path(args.output)
         check_writable(args.output, "-o")
+    check_report_paths(args)
     models = None
     if args.models is not None:
         models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -84,71 +89,13 @@ def run(args: argparse.Namespace) -> int:
     metrics = read_ncu_csv(args.metrics)
     sass = (SassComparison.from_files(args.sass_source, args.sass_target, args.sass_counts)
             if args.sass_source else None)
-    proj = project_metrics(metrics, source, target, models, sass)
-    launches = proj.launches()  # computed before anything is written or printed
-    console = t.console()
-    console.print(f"[bold]{plural(len(metrics), 'kernel launch', 'kernel launches')}[/] "
-                  f"({plural(len(metrics.kernel_names), 'kernel')}) "
-                  f"profiled on {source.name} ({source.gpu.model}), projected onto {target.name} "
-                  f"({target.gpu.model})")
-    if args.per_launch:
-        cols = ["label", "occurrence", "source_s"]
-        if proj.roofline is not None:
-            cols += ["bound_target", "roofline_low_s", "roofline_high_s"]
-        cols += [f"{n}_s" for n in proj.results]
-        table = launches[cols].copy()
-    else:
-        table = proj.summary().drop(columns="kernel")
-    total = {k: v for k, v in proj.total().items() if k in table.columns}
-    table = pd.concat([table, pd.DataFrame([total])], ignore_index=True).rename(columns={"label": "kernel"})
-    numbered = sorted({lab for full, lab in zip(launches["kernel"], launches["label"], strict=True)
-                       if lab != short_kernel_name(full)})
-    if "bound_target" in table:
-        table = table.rename(columns={"bound_target": "bound"})
-    if "roofline_low_s" in table:
-        lo, hi = table.pop("roofline_low_s"), table.pop("roofline_high_s")
-        at = list(table.columns).index("bound") + 1 if "bound" in table else len(table.columns)
-        table.insert(at, "interval (roofline)", [f"{t.fmt_seconds(a)} – {t.fmt_seconds(b)}" for a, b in zip(lo, hi, strict=True)])
-    for col in ("bound", "occurrence"):
-        if col in table:
-            table[col] = table[col].astype(object).where(table["kernel"] != "total", "")
-    fmts = {c: t.fmt_seconds for c in table.columns if c.endswith("_s")}
-    fmts["launches"] = t.fmt_int
-    t.render(table, f"Kernel time on {source.name} (source_s, measured under ncu) and projected on "
-             f"{target.name} per model (<model>_s; sums over launches; bound: the largest term on the target)",
-             fmts, console)
-    if numbered:
-        console.print(f"  note: different kernels whose short names coincide are numbered ({', '.join(numbered)}) "
-                      "in order of first launch; -o writes their full names (columns kernel and label)",
-                      highlight=False, markup=False, soft_wrap=True)
-    for note in proj.notes():
-        console.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
-    if args.target_metrics:
-        _report_against_target(args, metrics, source, target, models, console)
+    measured = read_ncu_csv(args.target_metrics) if args.target_metrics else None
+    result = project_kernel_metrics(metrics, source, target, models, sass, measured, files=args.metrics)
+    written = emit(result, args, per_launch=args.per_launch)
+    out = sys.stderr if args.json == STDOUT else sys.stdout  # a JSON document on stdout stays clean
     if args.output:
-        write_table(launches, args.output)
-        console.print(f"wrote {plural(len(launches), 'launch', 'launches')} to {args.output}")
+        files.write_table(result.launches, args.output)
+        print(f"wrote {plural(len(result.launches), 'launch', 'launches')} to {args.output}", file=out)
+    for path in written:
+        print(f"wrote {path}", file=out)
     return 0
-
-
-def _report_against_target(args: argparse.Namespace, metrics, source, target, models, console) -> None:  # noqa: ANN001
-    """MAPE and WMAPE of every kernel model against the durations measured on the target (same program)."""
-    from nodecast.evaluate import evaluate
-    from nodecast.report import tables as t
-    from nodecast.report.words import plural
-    from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
-
-    measured = read_ncu_csv(args.target_metrics)
-    ev = evaluate(trace_from_metrics(metrics), trace_from_metrics(measured), source, target,
-                  models, kind="kernel" if models is None else None, metrics=metrics)
-    al = ev.alignment
-    table = ev.table()[["model", "MAPE", "all", "ops"]].rename(columns={"all": "WMAPE"})
-    table.insert(1, "type", ["reference" if m == "unchanged" else
-                             "baseline" if m in {x.name for x in ev.projection.models if x.baseline} else "model"
-                             for m in table["model"]])
-    console.print(f"{plural(len(ev.actual_s), 'launch', 'launches')} paired with the target run by kernel name and "
-                  f"occurrence; unmatched: {len(al.unmatched_a)} source, {len(al.unmatched_b)} target", soft_wrap=True)
-    t.render(table, f"Error against the launches measured on {target.name}",
-             {"MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "ops": t.fmt_int}, console,
-             caption="MAPE = 100 * mean(|A - P| / A) over launches (the roofline paper's metric); "
-                     "WMAPE weights by time; 'unchanged' = the source time.")

@@ -12,9 +12,8 @@ GPU and ``pip install '.[gpu]'`` (in the checkout). The exit code is the program
 from __future__ import annotations
 
 import argparse
-import sys
 
-from nodecast.record import record, summary
+from nodecast.record import record
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,12 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record, print one line, return the program's exit code."""
+    """Record, print one line (``nodecast.report.terminal``), return the program's exit code."""
+    from nodecast.report import terminal
+
     result = record(args.command, args.output)
-    line = f"nodecast record: wrote {args.output}: {summary(result)}"
-    if result.exit_code:
-        line += f"; the program exited with code {result.exit_code}"
-    print(line, file=sys.stderr)
-    for note in result.notes:
-        print(f"nodecast record: note: {note}", file=sys.stderr)
+    terminal.render(result, output=args.output)
     return result.exit_code

@@ -7,17 +7,14 @@ graph, run, print and write files.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 from nodecast.errors import InputError
-from nodecast.fileio import atomic_path, check_suffix, check_writable
+from nodecast.fileio import check_suffix, check_writable
 
 _UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
 
@@ -29,8 +26,8 @@ def register(subparsers) -> None:
         description=(
             "Simulate tiled Cholesky or LU (or your own DAG file) scheduled by a StarPU-like runtime on a node "
             "described by StarPU's calibration (platform XML, bus and kernel models) or by a nodecast machine. "
-            "Prints makespan and GFlop/s; writes a Chrome trace, a Gantt chart, a size sweep plot, or a comparison "
-            "with StarPU+SimGrid's own predictions."
+            "Prints makespan and GFlop/s; writes a Chrome trace, a Gantt chart, a size sweep plot, a comparison "
+            "with StarPU+SimGrid's own predictions, or all of it as one HTML page (--html)."
         ),
     )
     # NOTE: argparse (before Python 3.13) reads "-2GB" or "-1e9" as an unknown option, so that
@@ -92,11 +89,13 @@ def register(subparsers) -> None:
     g.add_argument("--samples", type=Path, help="per-execution samples CSV for --kernel-times histogram")
     g.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("outputs")
-    g.add_argument("--json", type=Path, help="write the result summary (JSON)")
+    g.add_argument("--json", type=Path, help="write the result as JSON: a run's summary, a sweep's rows, or the comparison (headline and rows)")
     g.add_argument("--trace", type=Path, help="write the schedule as Chrome-trace JSON (open in Perfetto)")
     g.add_argument("--gantt", type=Path, help="write a Gantt chart (PNG)")
     g.add_argument("--csv", type=Path, help="write the sweep or comparison table (CSV)")
     g.add_argument("--plot", type=Path, help="write the GFlop/s-versus-size plot of a sweep (PNG)")
+    g.add_argument("--html", type=Path, metavar="REPORT.html",
+                   help="write a self-contained HTML report (makespan and GFlop/s first, tables, Gantt chart or size sweep)")
     g.add_argument(
         "--compare-reference",
         nargs="?",
@@ -168,6 +167,7 @@ _OUTPUTS = {
     "gantt": ("--gantt", (".png",), False),
     "csv": ("--csv", (".csv",), True),
     "plot": ("--plot", (".png",), True),
+    "html": ("--html", (".html", ".htm"), False),
 }
 #: the most sizes one sweep may hold
 _MAX_SWEEP = 1000
@@ -423,13 +423,6 @@ def _jobs(args) -> int | None:
     return args.jobs
 
 
-def _write_rows_csv(rows: list[dict], path: Path) -> None:
-    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def _wrote(path: str | Path) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
@@ -449,14 +442,11 @@ def _progress(total: int, label: str):
 
 # ------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
-    from nodecast.report.tables import console as results_console
-    from nodecast.sim.outputs import summary_lines, write_chrome_trace, write_gantt_png, write_sweep_png
     from nodecast.sim.runtime import Simulation
 
-    console = results_console(width_when_piped=None)
     if args.compare_reference is not None:
         _check_args(args, sweep=True)
-        return _compare(args, console)
+        return _compare(args)
     schedulers = _schedulers(args)
     sizes = _parse_sizes(args.sizes) if args.sizes else [args.size]
     if args.dag is not None:
@@ -466,74 +456,57 @@ def run(args: argparse.Namespace) -> int:
     plat, models = _platform_and_models(args)
     if sweep and (args.trace or args.gantt):
         raise InputError("--trace and --gantt need a single run", hint="Drop --sizes or give one scheduler")
-    want_trace = bool(args.trace or args.gantt)
     if not sweep:
         graph = _graph(args, sizes[0])
         _check_kernel_times(args, graph)
+        want_trace = bool(args.trace or args.gantt or args.html)  # the page draws the schedule
         res = Simulation(graph, plat, models, _options(args, schedulers[0], want_trace)).run()
-        for line in summary_lines(res):
-            console.print(line, highlight=False, soft_wrap=True)
-        if args.json:
-            res.write_json(args.json)
-            _wrote(args.json)
-        if args.trace:
-            write_chrome_trace(res, args.trace)
-            _wrote(args.trace)
-        if args.gantt:
-            write_gantt_png(res, args.gantt)
-            _wrote(args.gantt)
+        _outputs(args, res, trace=True, gantt=True, machine=_platform_machine(args))
         return 0
-    from nodecast.sim.sweep import Case, run_cases
+    from nodecast.sim.sweep import run_sweep
 
     jobs = _jobs(args)
     dag = _graph(args, None) if args.dag is not None else None
     # NOTE: checks the application, sizes and kernel names here, before any cluster starts
     _check_kernel_times(args, dag if dag is not None else _graph(args, min(sizes)))
-    cases = [
-        Case(_options(args, sched, False), args.app, size, args.block_size, args.precision) for size in sizes for sched in schedulers
-    ]
-    progress, task = _progress(len(cases), f"simulating {args.app or 'dag'}")
+    progress, task = _progress(len(sizes) * len(schedulers), f"simulating {args.app or 'dag'}")
     with progress:
-        results = run_cases(cases, plat, models, graph=dag, jobs=jobs, address=args.cluster, progress=lambda _: progress.advance(task))
-    rows = [
-        {
-            "app": args.app,
-            "matrix_size": case.matrix_size,
-            "scheduler": case.options.scheduler,
-            "tasks": res["tasks"],
-            "makespan_s": res["makespan_s"],
-            "gflops": round(res["gflops"], 3),
-            "evictions": res["evictions"],
-            "purges": res["purges"],
-        }
-        for case, res in zip(cases, results, strict=True)
-    ]
-    console.print("size      scheduler  tasks      makespan (s)  GFlop/s  purges", highlight=False, soft_wrap=True)
-    for r in rows:
-        size = r["matrix_size"] if r["matrix_size"] is not None else "-"  # a DAG has no matrix size
-        console.print(
-            f"{size:<9} {r['scheduler']:<10} {r['tasks']:<10} {r['makespan_s']:12.4f} {r['gflops']:8.1f} {r['purges']:7d}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    if args.csv:
-        _write_rows_csv(rows, args.csv)
-        _wrote(args.csv)
-    if args.json:
-        with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        _wrote(args.json)
-    if args.plot:
-        title = f"{args.app} ({args.precision}, block {args.block_size}) on {plat.name}, workers={args.workers}"
-        write_sweep_png(rows, args.plot, title=title)
-        _wrote(args.plot)
+        result = run_sweep(_options(args, schedulers[0], False), plat, models, app=args.app, sizes=sizes,
+                           schedulers=schedulers, block_size=args.block_size, precision=args.precision, graph=dag,
+                           jobs=jobs, address=args.cluster, progress=lambda _: progress.advance(task))
+    _outputs(args, result, machine=_platform_machine(args))
     return 0
 
 
-def _compare(args, console) -> int:
-    from dataclasses import replace
+def _platform_machine(args):
+    """The nodecast Machine the platform was built from (``--machine``), for the page's inputs; None otherwise."""
+    return _load_machine(args.machine) if args.machine is not None and args.platform is None else None
 
-    from nodecast.sim.reference import compare, failed_summary, load_reference, load_setups
+
+def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=None) -> None:
+    """Print ``result`` and write the files the options ask for, each announced on stderr."""
+    from nodecast.report import figures, html, terminal
+    from nodecast.report.files.simulate import write_csv, write_json
+    from nodecast.sim.outputs import write_chrome_trace
+
+    terminal.render(result)
+    if args.csv:
+        _wrote(write_csv(result, args.csv))
+    if args.json:
+        _wrote(write_json(result, args.json))
+    if trace and args.trace:
+        write_chrome_trace(result, args.trace)
+        _wrote(args.trace)
+    if gantt and args.gantt:
+        _wrote(figures.draw(result, args.gantt))
+    if args.plot:
+        _wrote(figures.draw(result, args.plot))
+    if args.html:
+        _wrote(html.render(result, args.html, command=getattr(args, "command_line", None), machine=machine))
+
+
+def _compare(args) -> int:
+    from nodecast.sim.reference import compare_reference, load_reference, load_setups, select_rows
 
     folder = _starpu_dir(args)
     default_machine = args.starpu_machine or "attila"
@@ -544,23 +517,8 @@ def _compare(args, console) -> int:
     else:
         raise InputError("no reference CSV given", key="--compare-reference", hint="Give the CSV path or --starpu-dir")
     table = load_reference(csv_path)
-    # NOTE: a file without a machine column is one machine's: --starpu-machine's (attila by default)
-    rows = [r if r.machine else replace(r, machine=default_machine) for r in table.rows]
-    in_file = list(dict.fromkeys(r.machine for r in rows))
-    if args.starpu_machine is not None:
-        rows = [r for r in rows if r.machine == args.starpu_machine]
-        if not rows:
-            raise InputError(f"no reference row of machine {args.starpu_machine!r}", path=csv_path, key="--starpu-machine",
-                             hint=f"The file's rows are of: {', '.join(in_file) or 'no machine (every row skipped)'}")
-    if args.max_blocks is not None:
-        rows = [r for r in rows if r.nblocks <= args.max_blocks]
-    if args.app is not None:
-        rows = [r for r in rows if r.app.startswith(args.app)]
-    if args.scheduler:
-        keep = {s.strip() for s in args.scheduler.split(",")}
-        rows = [r for r in rows if r.scheduler in keep]
-    if not rows:
-        raise InputError("no reference row left after filtering", path=csv_path)
+    rows = select_rows(table, default_machine=default_machine, machine=args.starpu_machine, max_blocks=args.max_blocks,
+                       app=args.app, schedulers=args.scheduler.split(",") if args.scheduler else None)
     machines = list(dict.fromkeys(r.machine for r in rows))
     override = "--platform" if args.platform is not None else "--machine" if args.machine is not None else None
     if override and len(machines) > 1:
@@ -585,63 +543,8 @@ def _compare(args, console) -> int:
         hint="Give --starpu-dir a folder with that machine's calibration, or compare only other machines' rows with --starpu-machine NAME",
     )
     progress, task = _progress(len(rows), "comparing with the reference")
-    t0 = time.perf_counter()
     with progress:
-        out = compare(
-            rows,
-            setups,
-            options=_options(args, "dmda", False),
-            progress=lambda _: progress.advance(task),
-            jobs=_jobs(args),
-            address=args.cluster,
-        )
-    ran = [r for r in out if not r["error"]]
-    if not ran:
-        raise InputError(f"no row could be simulated: {failed_summary(out)}", path=csv_path)
-    several = len(machines) > 1
-    console.print(
-        ("machine        " if several else "")
-        + "app        prec  size   sched  workers  reference GF/s  nodecast GF/s   diff %  full(ref/ours)  cause if > 3 %",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for r in out:
-        head = (f"{r['machine'][:14]:<14} " if several else "") + (
-            f"{r['app'][:10]:<10} {r['precision'][:6]:<5} {r['matrix_size']:<6} {r['scheduler']:<6} {r['worker_config'][:7]:<8}"
-            f"{r['reference_gflops']:14.1f} "
-        )
-        if r["error"]:
-            console.print(f"{head}failed: {r['error']}", highlight=False, soft_wrap=True)
-            continue
-        flag = f"{'Y' if r['reference_memory_full'] else '-'}/{'Y' if r['nodecast_memory_full'] else '-'}"
-        console.print(
-            f"{head}{r['nodecast_gflops']:14.1f} {r['diff_pct']:+8.1f}  {flag:^14}  {r['likely_cause']}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    within = sum(1 for r in ran if abs(r["diff_pct"]) <= 3.0)
-    same_full = sum(1 for r in ran if r["reference_memory_full"] == r["nodecast_memory_full"])
-    console.print(
-        f"{within}/{len(ran)} rows within 3 %; memory-full flag agrees on {same_full}/{len(ran)} rows; "
-        f"nodecast: {sum(r['nodecast_wall_s'] for r in ran):.1f} s of simulations, {time.perf_counter() - t0:.1f} s wall",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for line in (failed_summary(out), table.skipped_line()):
-        if line:
-            console.print(line, highlight=False, soft_wrap=True)
-    if args.csv:
-        _write_rows_csv(out, args.csv)
-        _wrote(args.csv)
-    if args.plot:
-        from nodecast.sim.outputs import write_sweep_png
-
-        first = ran[0]
-        same = ("machine", "app", "precision", "worker_config")
-        sel = [r for r in ran if all(r[k] == first[k] for k in same)]
-        ours = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["nodecast_gflops"]} for r in sel]
-        ref = [{"matrix_size": r["matrix_size"], "scheduler": r["scheduler"], "gflops": r["reference_gflops"]} for r in sel]
-        title = f"{first['app']} ({first['precision']}), {first['worker_config']}" + (f" on {first['machine']}" if several else "")
-        write_sweep_png(ours, args.plot, title=f"{title}: nodecast vs StarPU+SimGrid", reference=ref)
-        _wrote(args.plot)
+        result = compare_reference(table, rows, setups, options=_options(args, "dmda", False),
+                                   progress=lambda _: progress.advance(task), jobs=_jobs(args), address=args.cluster)
+    _outputs(args, result, machine=_platform_machine(args))
     return 0

@@ -19,9 +19,12 @@ Modules (one concern each):
 ``memory``        GPU memory bookkeeping (chunks, LRU, cache, dirty counts)
 ``schedulers``    eager, random, ws/lws, dmda, dmdar, dmdas, heft
 ``runtime``       workers, data coherence, requests, transfers, overheads: ``Simulation``
-``outputs``       ``SimResult``; Chrome trace, Gantt and sweep PNGs, text summary
-``reference``     comparison with StarPU+SimGrid's own predictions
-``sweep``         many independent simulations at once (Dask: local cluster or a scheduler address)
+``outputs``       ``SimResult`` (one run's result: summary, tables, schedule, headline) and its Chrome trace
+``reference``     comparison with StarPU+SimGrid's own predictions (``ReferenceComparison``)
+``sweep``         many independent simulations at once (Dask: local cluster or a scheduler address); ``SweepResult``
+
+Terminal text, figures (Gantt, GFlop/s against size) and HTML pages of these
+results are drawn by ``nodecast.report`` (``terminal``, ``figures``, ``html``).
 
 Example::
 
@@ -41,7 +44,7 @@ The same from the command line::
 
 from nodecast.sim.apps import cholesky, lu
 from nodecast.sim.dag import TaskGraph, load_dag
-from nodecast.sim.outputs import SimResult, write_chrome_trace, write_gantt_png, write_sweep_png
+from nodecast.sim.outputs import SimResult, write_chrome_trace
 from nodecast.sim.perfmodel import KernelModels, KernelQuery
 from nodecast.sim.platform import Platform
 from nodecast.sim.runtime import Overheads, RuntimeOptions, Simulation
@@ -59,6 +62,4 @@ __all__ = [
     "load_dag",
     "lu",
     "write_chrome_trace",
-    "write_gantt_png",
-    "write_sweep_png",
 ]

@@ -1,10 +1,14 @@
-"""Results of a simulation and the files made from them.
+"""The result of one simulated run, and the Chrome trace made from it.
 
-``SimResult`` is the one result model; every renderer (text table, CSV/JSON,
-Chrome trace, Gantt PNG, sweep plot) derives from it. Units: seconds, bytes,
-bytes/s inside; GFlop/s means 10^9 floating-point operations per second of
-*simulated* time, counted from the application's nominal operation count
-(Cholesky n^3/3 + n^2/2 + n/6, LU 2n^3/3), as StarPU's examples print it.
+``SimResult`` is the one result model of a single run: its summary (the
+``--json`` file), tables (workers, GPU memory, links), the schedule and the
+headline numbers. The Chrome trace (``write_chrome_trace``) is built here;
+the terminal summary, the Gantt PNG and the HTML page are drawn by
+``nodecast.report`` (``terminal/simulate.py``, ``figures/simulate.py``,
+``html/simulate.py``). Units: seconds, bytes, bytes/s inside; GFlop/s means
+10^9 floating-point operations per second of *simulated* time, counted from
+the application's nominal operation count (Cholesky n^3/3 + n^2/2 + n/6, LU
+2n^3/3), as StarPU's examples print it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecast.fileio import atomic_path
+from nodecast.report.headline import Number
 from nodecast.sim.dag import total_flops
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from nodecast.sim.runtime import Simulation
 
 
@@ -76,6 +83,9 @@ class SimResult:
     notes: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     trace: dict[str, list] | None = None
+    #: where the platform and kernel times came from (``platform_source``, ``kernel_models``, ``gpu_models``,
+    #: ``cpus``, ``link_latency_s``); not part of ``summary()``, so the JSON summary keeps its fields
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def gflops(self) -> float:
@@ -161,6 +171,14 @@ class SimResult:
                 ],
                 "evictions": [{"time_s": t, "node": plat.node_names[n], "data": data_names[h]} for t, n, h, _ in sim.trace_evictions],
             }
+        models = sim.models
+        inputs = {
+            "platform_source": plat.source,
+            "kernel_models": str(models.folder / f"*.{models.machine}") if models.folder is not None else "none (times given)",
+            "gpu_models": list(plat.gpu_models),
+            "cpus": plat.n_cpus,
+            "link_latency_s": list(plat.link_latency_s),
+        }
         notes = list(dict.fromkeys(sim.notes))
         if sim.dropped_prefetches:
             notes.append(f"{sim.dropped_prefetches} prefetch attempt(s) postponed for lack of GPU memory")
@@ -179,22 +197,91 @@ class SimResult:
             notes=notes,
             options=options,
             trace=trace,
+            inputs=inputs,
         )
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready dict of the result (without the trace)."""
         out = asdict(self)
         out.pop("trace", None)
+        out.pop("inputs", None)
         out["gflops"] = self.gflops
         out["evictions"] = self.evictions
         out["write_backs"] = self.write_backs
         out["purges"] = self.purges
         return out
 
-    def write_json(self, path: str | Path) -> None:
-        """Write ``summary()`` as JSON (atomically)."""
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(self.summary(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    def headline(self) -> list[Number]:
+        """Makespan (s) and nominal GFlop/s (as flop/s), the numbers the run is read by."""
+        return [
+            Number("makespan", self.makespan_s, "s", note=f"{self.n_tasks:,} tasks on {self.platform}, {self.scheduler}"),
+            Number("performance (nominal)", self.gflops * 1e9, "flop/s", note="nominal flop count / simulated makespan"),
+        ]
+
+    def workers_table(self) -> pd.DataFrame:
+        """One row per worker: ``worker``, ``kind``, ``tasks``, ``busy_s``, ``idle_s`` (s), ``busy`` (share 0-1 of the makespan)."""
+        import pandas as pd
+
+        span = self.makespan_s
+        return pd.DataFrame({
+            "worker": [w.name for w in self.workers], "kind": [w.kind for w in self.workers],
+            "tasks": [w.tasks for w in self.workers], "busy_s": [w.busy_s for w in self.workers],
+            "idle_s": [w.idle_s for w in self.workers],
+            "busy": [w.busy_s / span if span > 0 else 0.0 for w in self.workers],
+        })
+
+    def memory_table(self) -> pd.DataFrame:
+        """One row per GPU: capacity and peak (bytes), mallocs, evictions, write-backs, chunk reuses, memory-full events, purges."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(n) for n in self.nodes],
+                            columns=["name", "capacity_bytes", "peak_bytes", "mallocs", "evictions", "write_backs",
+                                     "chunk_reuses", "full_events", "purges"])
+
+    def busiest_links(self, top: int | None = None) -> list[LinkStats]:
+        """Links that carried bytes, most bytes first (the first ``top`` of them)."""
+        busy = sorted((link for link in self.links if link.bytes > 0), key=lambda link: -link.bytes)
+        return busy if top is None else busy[:top]
+
+    def links_table(self) -> pd.DataFrame:
+        """Links that carried bytes, most first: bandwidth (B/s), bytes, busy time (s), mean rate while busy (B/s)."""
+        import pandas as pd
+
+        busy = self.busiest_links()
+        return pd.DataFrame({
+            "link": [x.name for x in busy], "bandwidth_bps": [x.bandwidth_bps for x in busy],
+            "bytes": [x.bytes for x in busy], "busy_s": [x.busy_s for x in busy],
+            "rate_bps": [x.bytes / x.busy_s if x.busy_s > 0 else 0.0 for x in busy],
+        })
+
+    def transfers_table(self) -> pd.DataFrame:
+        """One row per copy direction (``src->dst``): copies and bytes."""
+        import pandas as pd
+
+        return pd.DataFrame({"direction": list(self.transfers),
+                             "copies": [int(v["copies"]) for v in self.transfers.values()],
+                             "bytes": [float(v["bytes"]) for v in self.transfers.values()]})
+
+    def schedule(self) -> pd.DataFrame:
+        """The schedule as one op table: ``track`` (worker, or ``src->dst`` for copies), ``start_s``, ``end_s`` (s),
+        ``kind`` (the task's kernel, or ``transfer``), ``name`` (task or data). ``track`` is categorical: workers
+        in their order, then copy directions. Needs a result run with ``trace=True``."""
+        import pandas as pd
+
+        if self.trace is None:
+            msg = "this result has no trace (run with trace=True / --trace, --gantt or --html)"
+            raise ValueError(msg)
+        tasks, copies = self.trace["tasks"], self.trace["transfers"]
+        pairs = [f"{c['src']}->{c['dst']}" for c in copies]
+        # workers first, in their order, then copy directions: the Gantt chart's rows
+        order = [w.name for w in self.workers] + sorted(set(pairs))
+        return pd.DataFrame({
+            "track": pd.Categorical([t["worker"] for t in tasks] + pairs, categories=order),
+            "start_s": [t["start_s"] for t in tasks] + [c["start_s"] for c in copies],
+            "end_s": [t["end_s"] for t in tasks] + [c["end_s"] for c in copies],
+            "kind": [t["kernel"] for t in tasks] + ["transfer"] * len(copies),
+            "name": [t["task"] for t in tasks] + [c["data"] for c in copies],
+        })
 
 
 # ------------------------------------------------------------------ renderers
@@ -263,110 +350,3 @@ def write_chrome_trace(result: SimResult, path: str | Path) -> None:
     doc = chrome_trace(result)
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def write_gantt_png(result: SimResult, path: str | Path, *, transfers: bool = True) -> None:
-    """Draw the schedule as a Gantt chart (one row per worker, then one per copy direction) to a PNG."""
-    if result.trace is None:
-        msg = "this result has no trace (run with trace=True / --trace or --gantt)"
-        raise ValueError(msg)
-    plt = _pyplot()
-    rows = [w.name for w in result.workers]
-    pairs = sorted({f"{t['src']}->{t['dst']}" for t in result.trace["transfers"]}) if transfers else []
-    kernels = sorted({t["kernel"] for t in result.trace["tasks"]})
-    cmap = plt.get_cmap("tab10")
-    color = {k: cmap(i % 10) for i, k in enumerate(kernels)}
-    fig, ax = plt.subplots(figsize=(12, 0.45 * (len(rows) + len(pairs)) + 1.5), dpi=100)
-    spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for t in result.trace["tasks"]:
-        spans.setdefault((t["worker"], t["kernel"]), []).append((t["start_s"], t["end_s"] - t["start_s"]))
-    y = {name: i for i, name in enumerate(rows + pairs)}
-    for (worker, kernel), xs in sorted(spans.items()):
-        ax.broken_barh(xs, (y[worker] - 0.4, 0.8), facecolors=color[kernel], linewidth=0)
-    xfer: dict[str, list[tuple[float, float]]] = {}
-    for t in result.trace["transfers"]:
-        xfer.setdefault(f"{t['src']}->{t['dst']}", []).append((t["start_s"], t["end_s"] - t["start_s"]))
-    for pair in pairs:
-        ax.broken_barh(xfer.get(pair, []), (y[pair] - 0.3, 0.6), facecolors="0.5", linewidth=0)
-    ax.set_yticks(range(len(rows) + len(pairs)))
-    ax.set_yticklabels(rows + pairs)
-    ax.invert_yaxis()
-    ax.set_xlabel("simulated time (s)")
-    ax.set_xlim(0, result.makespan_s)
-    ax.set_title(f"{result.app} on {result.platform}, {result.scheduler}: {result.makespan_s:.3f} s, {result.gflops:.1f} GFlop/s")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kernels]
-    ax.legend(handles, kernels, loc="upper right", fontsize=7, ncol=min(4, len(kernels)))
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", metadata={"Software": None})
-    plt.close(fig)
-
-
-def write_sweep_png(
-    rows: list[dict[str, Any]],
-    path: str | Path,
-    *,
-    title: str,
-    reference: list[dict[str, Any]] | None = None,
-) -> None:
-    """GFlop/s against matrix size, one line per scheduler (the paper's Figs. 5 and 7).
-
-    ``rows`` hold ``matrix_size``, ``scheduler``, ``gflops``; ``reference`` rows
-    (same keys) are drawn as hollow markers, e.g. StarPU+SimGrid's predictions.
-    """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
-    scheds = list(dict.fromkeys(r["scheduler"] for r in rows))
-    cmap = plt.get_cmap("tab10")
-    for i, s in enumerate(scheds):
-        pts = sorted((r["matrix_size"], r["gflops"]) for r in rows if r["scheduler"] == s)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", color=cmap(i % 10), label=f"{s} (nodecast)", markersize=4)
-        if reference:
-            ref = sorted((r["matrix_size"], r["gflops"]) for r in reference if r["scheduler"] == s)
-            if ref:
-                ax.plot([p[0] for p in ref], [p[1] for p in ref], "--", marker="s", mfc="none", color=cmap(i % 10), label=f"{s} (reference)", markersize=5)
-    ax.set_xlabel("matrix size (elements per side)")
-    ax.set_ylabel("GFlop/s (nominal flops / simulated time)")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", metadata={"Software": None})
-    plt.close(fig)
-
-
-def summary_lines(result: SimResult) -> list[str]:
-    """Plain-text summary: headline, per worker, per GPU memory, busiest links (units in every header)."""
-    out = [
-        f"{result.app} on {result.platform} with {result.scheduler}: makespan {result.makespan_s * 1e3:.1f} ms, "
-        f"{result.gflops:.1f} GFlop/s (nominal), {result.n_tasks} tasks",
-        "worker            tasks    busy (s)    idle (s)   busy %",
-    ]
-    for w in result.workers:
-        pct = 100 * w.busy_s / result.makespan_s if result.makespan_s > 0 else 0.0
-        out.append(f"{w.name:<14} {w.tasks:8d} {w.busy_s:11.4f} {w.idle_s:11.4f} {pct:7.1f}")
-    if result.nodes:
-        out.append("GPU memory      capacity (GB)  peak (GB)  mallocs  evictions  write-backs  purges")
-        for n in result.nodes:
-            out.append(
-                f"{n.name:<14} {n.capacity_bytes / 1e9:14.3f} {n.peak_bytes / 1e9:10.3f} {n.mallocs:8d} {n.evictions:10d} {n.write_backs:12d} {n.purges:7d}"
-            )
-    busy = sorted((link for link in result.links if link.bytes > 0), key=lambda link: -link.bytes)[:8]
-    if busy:
-        out.append("link (busiest first)                     GB moved   busy (s)   mean GB/s while busy")
-        for link in busy:
-            rate = link.bytes / link.busy_s / 1e9 if link.busy_s > 0 else 0.0
-            out.append(f"{link.name[:40]:<40} {link.bytes / 1e9:9.3f} {link.busy_s:10.4f} {rate:10.3f}")
-    for note in result.notes:
-        out.append(f"note: {note}")
-    return out

@@ -13,13 +13,18 @@ kernel models, and returns one record per row with both GFlop/s, the relative
 difference, and both sides' memory-full flags, so that one can check that the
 performance drop appears at the same size. A row nodecast cannot simulate (a
 kernel without a model on that machine) is a failed record with the reason;
-the other rows still run.
+the other rows still run. ``select_rows`` picks the rows to compare (machine,
+size, application, schedulers) and ``compare_reference`` returns the whole
+comparison as one result, ``ReferenceComparison``, the result model of
+``nodecast simulate --compare-reference``.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import statistics
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nodecast.errors import InputError
+from nodecast.report.headline import Number
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
 from nodecast.sim.runtime import RuntimeOptions
@@ -36,6 +42,9 @@ _NEEDED = ("app", "precision", "matrix_size", "block_size", "scheduler", "worker
 
 #: the status of a row StarPU completed; any other value marks a run to skip
 OK = "ok"
+
+#: a difference up to this (in %) counts as agreement in the summary line and the headline
+WITHIN_PCT = 3.0
 
 #: what a platform and kernel models are keyed by: the reference's ``machine`` column
 Setups = Mapping[str, tuple[Platform, KernelModels]]
@@ -295,3 +304,145 @@ def failed_summary(records: Iterable[dict[str, Any]]) -> str:
         return ""
     parts = [f"(line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}): {reason}" for reason, lines in by_reason.items()]
     return f"{n} row{'s' if n > 1 else ''} failed " + "; ".join(parts)
+
+
+def select_rows(
+    table: ReferenceTable,
+    *,
+    default_machine: str = "attila",
+    machine: str | None = None,
+    max_blocks: int | None = None,
+    app: str | None = None,
+    schedulers: Iterable[str] | None = None,
+) -> list[ReferenceRow]:
+    """The rows of ``table`` to compare: of ``machine`` only (when given), with at most ``max_blocks`` blocks per side,
+    whose application starts with ``app``, run with one of ``schedulers``.
+
+    A file without a ``machine`` column is one machine's: ``machine``, else
+    ``default_machine``. InputError when ``machine`` has no row, or no row is
+    left.
+    """
+    default = machine or default_machine
+    rows = [r if r.machine else replace(r, machine=default) for r in table.rows]
+    in_file = list(dict.fromkeys(r.machine for r in rows))
+    if machine is not None:
+        rows = [r for r in rows if r.machine == machine]
+        if not rows:
+            raise InputError(f"no reference row of machine {machine!r}", path=table.path, key="--starpu-machine",
+                             hint=f"The file's rows are of: {', '.join(in_file) or 'no machine (every row skipped)'}")
+    if max_blocks is not None:
+        rows = [r for r in rows if r.nblocks <= max_blocks]
+    if app is not None:
+        rows = [r for r in rows if r.app.startswith(app)]
+    if schedulers is not None:
+        keep = {s.strip() for s in schedulers}
+        rows = [r for r in rows if r.scheduler in keep]
+    if not rows:
+        raise InputError("no reference row left after filtering", path=table.path)
+    return rows
+
+
+@dataclass
+class ReferenceComparison:
+    """nodecast's predictions beside StarPU+SimGrid's for every compared row of a reference file.
+
+    Attributes:
+        path: the reference CSV.
+        records: one dict per row, in file order (``compare``'s records:
+            reference and nodecast GFlop/s, ``diff_pct`` = 100 (ours / ref - 1),
+            both memory-full flags, wall times in s, ``error`` for a row that
+            could not be simulated).
+        skipped: {status: rows} of the rows StarPU did not complete.
+        machines: the machines of the compared rows, in file order.
+        wall_s: seconds the comparison took here (every simulation, in parallel or not).
+    """
+
+    path: Path
+    records: list[dict[str, Any]]
+    skipped: dict[str, int] = field(default_factory=dict)
+    machines: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def ran(self) -> list[dict[str, Any]]:
+        """The records nodecast simulated (no ``error``)."""
+        return [r for r in self.records if not r["error"]]
+
+    def within(self, pct: float = WITHIN_PCT) -> int:
+        """Rows whose GFlop/s differ from the reference's by at most ``pct`` %."""
+        return sum(1 for r in self.ran if abs(r["diff_pct"]) <= pct)
+
+    def memory_flag_agrees(self) -> int:
+        """Rows where nodecast and StarPU agree on whether GPU memory filled up."""
+        return sum(1 for r in self.ran if r["reference_memory_full"] == r["nodecast_memory_full"])
+
+    def simulated_s(self) -> float:
+        """Seconds of simulation summed over the rows (each row's own wall time)."""
+        return sum(r["nodecast_wall_s"] for r in self.ran)
+
+    def failed_line(self) -> str:
+        """``failed_summary`` of the records ("" when none failed)."""
+        return failed_summary(self.records)
+
+    def skipped_line(self) -> str:
+        """``ReferenceTable.skipped_line`` of the rows StarPU did not complete ("" when none)."""
+        return ReferenceTable(self.path, [], self.skipped).skipped_line()
+
+    def table(self) -> Any:
+        """The records as a DataFrame (the ``--csv`` columns)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.records)
+
+    def headline(self) -> list[Number]:
+        """Share of rows within 3 %, the median |difference| (%), and the rows compared."""
+        ran = self.ran
+        if not ran:
+            return [Number("rows simulated", 0, "count", note=f"of {len(self.records)}")]
+        median = statistics.median(abs(r["diff_pct"]) for r in ran)
+        return [
+            Number(f"rows within {WITHIN_PCT:g} % of StarPU+SimGrid", self.within() / len(ran), "share",
+                   note=f"{self.within()} of {len(ran)} rows"),
+            Number("median |difference| in GFlop/s", median, "%", note="100 × |nodecast / reference − 1| per row"),
+            Number("rows compared", len(ran), "count",
+                   note=f"memory-full flag agrees on {self.memory_flag_agrees()}; {len(self.records) - len(ran)} failed"),
+        ]
+
+    def first_group(self) -> tuple[str, list[dict[str, Any]]]:
+        """The rows of the first compared (machine, application, precision, worker configuration), and a title for them.
+
+        The ``--plot`` figure draws these: GFlop/s against size, one line per scheduler, both predictions.
+        """
+        ran = self.ran
+        first = ran[0]
+        same = ("machine", "app", "precision", "worker_config")
+        sel = [r for r in ran if all(r[k] == first[k] for k in same)]
+        title = f"{first['app']} ({first['precision']}), {first['worker_config']}"
+        if len(self.machines) > 1:
+            title += f" on {first['machine']}"
+        return title, sel
+
+
+def compare_reference(
+    table: ReferenceTable,
+    rows: Iterable[ReferenceRow],
+    setups: Setups,
+    *,
+    options: RuntimeOptions | None = None,
+    progress: Callable[[ReferenceRow], None] | None = None,
+    jobs: int | None = 1,
+    address: str | None = None,
+) -> ReferenceComparison:
+    """``compare`` the ``rows`` of ``table`` and return the whole comparison.
+
+    InputError (naming the file) when no row could be simulated, with the
+    reasons.
+    """
+    rows = list(rows)
+    t0 = time.perf_counter()
+    records = compare(rows, setups, options=options, progress=progress, jobs=jobs, address=address)
+    wall = time.perf_counter() - t0
+    if not any(not r["error"] for r in records):
+        raise InputError(f"no row could be simulated: {failed_summary(records)}", path=table.path)
+    machines = list(dict.fromkeys(r.machine for r in rows))
+    return ReferenceComparison(table.path, records, dict(table.skipped), machines, wall)

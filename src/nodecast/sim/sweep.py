@@ -21,6 +21,10 @@ installed, and the same version as the client.
 With ``keep_going``, a case whose simulation raises an ``InputError`` (a
 kernel without a model on its machine...) gives ``{"error": message}``
 instead of stopping the sweep, on Dask workers as in this process.
+
+``run_sweep`` runs one application over matrix sizes and schedulers (or a
+DAG over schedulers) and returns a ``SweepResult``, the result model of
+``nodecast simulate --sizes`` and of a scheduler list.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nodecast.errors import InputError
@@ -41,6 +45,7 @@ from nodecast.sim.apps import APPS, task_count
 from nodecast.graph.opgraph import OpGraph
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
+from nodecast.report.headline import Number
 from nodecast.sim.runtime import RuntimeOptions, Simulation
 
 #: Without an explicit job count, a sweep starts a local cluster only when it simulates at
@@ -267,3 +272,92 @@ def _workers_ignore_ctrl_c():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@dataclass
+class SweepResult:
+    """Runs of one application over matrix sizes and schedulers (or of one DAG over schedulers) on one platform.
+
+    ``rows`` hold one dict per run, in the order asked (sizes, then
+    schedulers within a size): ``app`` (None for a DAG), ``matrix_size``
+    (elements per side; None for a DAG), ``scheduler``, ``tasks``,
+    ``makespan_s`` (simulated seconds), ``gflops`` (nominal GFlop/s of
+    simulated time, rounded to 3 decimals as the CSV and JSON files hold it),
+    ``evictions``, ``purges``.
+    """
+
+    rows: list[dict[str, Any]]
+    platform: str
+    app: str | None
+    precision: str = "single"
+    block_size: int = 960
+    workers: str = "gpus"
+    graph_name: str | None = None
+
+    @property
+    def title(self) -> str:
+        """What was swept, on what: ``cholesky (single, block 960) on attila, workers=gpus``."""
+        return f"{self.app} ({self.precision}, block {self.block_size}) on {self.platform}, workers={self.workers}"
+
+    def table(self) -> Any:
+        """The rows as a DataFrame (columns as in ``rows``)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["app", "matrix_size", "scheduler", "tasks", "makespan_s", "gflops",
+                                                "evictions", "purges"])
+
+    def best(self) -> dict[str, Any]:
+        """The run with the highest GFlop/s; for a DAG without a flop count, the one with the shortest makespan."""
+        if any(r["gflops"] > 0 for r in self.rows):
+            return max(self.rows, key=lambda r: r["gflops"])
+        return min(self.rows, key=lambda r: r["makespan_s"])
+
+    def headline(self) -> list[Number]:
+        """The best run's GFlop/s (as flop/s) and makespan (s), saying which size and scheduler it is."""
+        b = self.best()
+        where = (f"{b['app']} {b['matrix_size']}, " if b["matrix_size"] is not None else f"{self.graph_name or 'DAG'}, ")
+        where += f"{b['scheduler']}; best of {len(self.rows)} runs"
+        return [Number("highest performance (nominal)", b["gflops"] * 1e9, "flop/s", note=where),
+                Number("makespan of that run", b["makespan_s"], "s", note=f"{b['tasks']:,} tasks on {self.platform}")]
+
+
+def run_sweep(
+    options: RuntimeOptions,
+    platform: Platform,
+    models: KernelModels,
+    *,
+    app: str | None = None,
+    sizes: Sequence[int | None] = (None,),
+    schedulers: Sequence[str] = ("dmda",),
+    block_size: int = 960,
+    precision: str = "single",
+    graph: OpGraph | None = None,
+    jobs: int | None = None,
+    address: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> SweepResult:
+    """Simulate ``app`` at every size with every scheduler (``graph``, a DAG, with every scheduler when ``app`` is None).
+
+    ``options`` gives everything but the scheduler (and no trace is
+    recorded). Runs go through ``run_cases`` (``jobs``, ``address``,
+    ``progress`` as there); the rows come back in the order of sizes, then
+    schedulers.
+    """
+    cases = [Case(replace(options, scheduler=sched, trace=False), app, size, block_size, precision)
+             for size in sizes for sched in schedulers]
+    results = run_cases(cases, platform, models, graph=graph, jobs=jobs, address=address, progress=progress)
+    rows = [
+        {
+            "app": app,
+            "matrix_size": case.matrix_size,
+            "scheduler": case.options.scheduler,
+            "tasks": res["tasks"],
+            "makespan_s": res["makespan_s"],
+            "gflops": round(res["gflops"], 3),
+            "evictions": res["evictions"],
+            "purges": res["purges"],
+        }
+        for case, res in zip(cases, results, strict=True)
+    ]
+    graph_name = graph.tasks.name if graph is not None and app is None else None
+    return SweepResult(rows, platform.name, app, precision, block_size, options.workers, graph_name)

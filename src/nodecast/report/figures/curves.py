@@ -4,27 +4,23 @@ One panel per transfer class; x is the copy size on a log2 axis, y the
 bandwidth ``n / T(n)`` in GB/s (1 GB = 1e9 B). Colour tells the machine,
 line style the model; measured curves from machine files are drawn as dots.
 The subtitle says where each machine's 1-byte cost L+O came from.
+``draw(curves, path, log_y=False, title=None)`` writes it (.png, .svg or
+.pdf, 130 dpi).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import matplotlib
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
-
-from nodecast.errors import InputError  # noqa: E402
-from nodecast.fileio import atomic_path  # noqa: E402
-from nodecast.traces.kinds import TransferClass  # noqa: E402
-
-if TYPE_CHECKING:
-    from nodecast.models.curves import Curves
+from nodecast.errors import InputError
+from nodecast.fileio import atomic_path
+from nodecast.models.curves import Curves
+from nodecast.report.figures import draw, plt
+from nodecast.traces.kinds import TransferClass
 
 #: Figure formats by file suffix.
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -48,6 +44,7 @@ def _style(model: str, models: list[str]) -> object:
     return _SPARE_STYLES[spare.index(model) % len(_SPARE_STYLES)]
 
 
+@draw.register(Curves)
 def plot_curves(curves: Curves, path: str | Path, *, log_y: bool = False, title: str | None = None) -> Path:
     """Draw ``curves`` and write the figure to ``path`` (.png, .svg or .pdf) atomically."""
     path = Path(path)
