@@ -24,7 +24,8 @@ from nodecast.sim.sweep import SweepResult
 def _save(fig: Any, path: str | Path) -> Path:
     path = check_figure_path(path)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), metadata={"Software": None} if path.suffix.lower() == ".png" else None)
+        png = path.suffix.lower() == ".png"
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), metadata={"Software": None} if png else None)
     plt.close(fig)
     return path
 

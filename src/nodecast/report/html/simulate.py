@@ -46,8 +46,11 @@ def _platform_inputs(result: SimResult) -> rh.MachineInputs:
         if lat is not None:
             rows.append((f"link {link.name} latency", lat, "s", where))
     gpus = ", ".join(dict.fromkeys(result.inputs.get("gpu_models", [])))
-    desc = f"{src}" + (f"; GPUs: {gpus}" if gpus else "") + (f"; {result.inputs['cpus']} CPU cores" if "cpus" in result.inputs else "")
-    return rh.MachineInputs(f"{result.platform} (simulated platform)", pd.DataFrame(rows, columns=["field", "value", "unit", "source"]), desc)
+    desc = f"{src}" + (f"; GPUs: {gpus}" if gpus else "")
+    if "cpus" in result.inputs:
+        desc += f"; {result.inputs['cpus']} CPU cores"
+    values = pd.DataFrame(rows, columns=["field", "value", "unit", "source"])
+    return rh.MachineInputs(f"{result.platform} (simulated platform)", values, desc)
 
 
 def _options_table(options: dict[str, Any]) -> pd.DataFrame:
@@ -179,7 +182,8 @@ def _(result: ReferenceComparison, path: str | Path, command: Any = None, machin
     df = _comparison_frame(result)
     units = {"line": "count", "size": "count", "reference": "flop/s", "nodecast": "flop/s", "diff_pct": "%"}
     page.tables.append(rh.table(df, units, title="Rows",
-                                caption=f"diff_pct = 100 × (nodecast / reference − 1); rows within {WITHIN_PCT:g} % count as agreeing."))
+                                caption=f"diff_pct = 100 × (nodecast / reference − 1); rows within {WITHIN_PCT:g} % "
+                                        "count as agreeing."))
     ran = result.ran
     title, sel = result.first_group() if ran else ("", [])
     if len({r["matrix_size"] for r in sel}) > 1:

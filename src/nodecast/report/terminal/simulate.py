@@ -75,7 +75,8 @@ def comparison_lines(result: ReferenceComparison) -> list[str]:
         out.append(f"{head}{r['nodecast_gflops']:14.1f} {r['diff_pct']:+8.1f}  {flag:^14}  {r['likely_cause']}")
     ran = result.ran
     out.append(
-        f"{result.within()}/{len(ran)} rows within {WITHIN_PCT:g} %; memory-full flag agrees on {result.memory_flag_agrees()}/{len(ran)} rows; "
+        f"{result.within()}/{len(ran)} rows within {WITHIN_PCT:g} %; "
+        f"memory-full flag agrees on {result.memory_flag_agrees()}/{len(ran)} rows; "
         f"nodecast: {result.simulated_s():.1f} s of simulations, {result.wall_s:.1f} s wall"
     )
     out += [line for line in (result.failed_line(), result.skipped_line()) if line]
