@@ -55,3 +55,23 @@ def test_bad_output_paths_fail_before_reading_the_trace(argv, option, name, why,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and why in err and "MISSING" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_inspect_json_file_holds_table_one_under_the_headline(tmp_path, capsys):
+    """inspect --json FILE writes the characterization; its headline is Table I's kernel and transfer time and
+    share, and the tables are still printed."""
+    out = tmp_path / "inspect.json"
+    assert main(["inspect", PINNED[0], "--json", str(out)]) == 0
+    assert "GPU time (AHEAD Table I)" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    row = doc["table_one"]
+    assert [n["value"] for n in doc["headline"]] == [row["kernels_s"], row["transfers_s"],
+                                                     row["transfer_share_pct"] / 100]
+    assert doc["counts"]["transfers"] == row["transfer_count"] > 0
+
+
+def test_replay_json_says_which_replay_path_ran(shared_traces, capsys):
+    """replay --json carries the replay path and why, as forecast's does."""
+    assert main(["replay", str(shared_traces / "nvprof_vectoradd-1M_t4.nvvp"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["replay"]["path"] in ("single-pass", "event") and doc["replay"]["reason"]

@@ -470,7 +470,8 @@ def _single_pass_check(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units:
 
 def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, start_s: float = 0.0, *,
                   path: str = "auto", max_concurrent_kernels: int | None = None,
-                  engines: EngineLayout | None = None, gpus: int | None = None) -> SharedReplay:
+                  engines: EngineLayout | None = None, gpus: int | None = None,
+                  engine: str = "compiled") -> SharedReplay:
     """Schedule ``graph`` with link sharing (see the module docstring); ``path``: ``auto``, ``single-pass`` or ``event``.
 
     ``durations_s``: per op, seconds; a network copy's duration is replaced
@@ -478,7 +479,9 @@ def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, sta
     from the cost interface's durations makes the two equal). ``engines``:
     the copy engines of every GPU (None: the graph's own, per device);
     ``gpus``: the machine's GPU count, when graph device ``d`` runs on GPU
-    ``d mod gpus`` (its units are that GPU's).
+    ``d mod gpus`` (its units are that GPU's). ``engine``: the event path's
+    loop, ``"compiled"`` (``event_compiled``) or ``"python"`` (the simulator's
+    engine and network: the reference it matches bit for bit).
     """
     if path not in ("auto", "single-pass", "event"):
         msg = f"path must be 'auto', 'single-pass' or 'event' (got {path!r})"
@@ -513,7 +516,7 @@ def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, sta
         return single_pass("asked for")
     else:
         over, waits, reason = {}, {}, "asked for"
-    schedule, events = _event_path(graph, dur, links, units, start_s)
+    schedule, events = _event_path(graph, dur, links, units, start_s, engine)
     return SharedReplay(schedule, "event", reason, ncopies, over, waits, events, time.perf_counter() - t_wall, notes,
                         graph)
 
@@ -564,9 +567,14 @@ def _compiled() -> dict[str, Any]:
     return _KERNELS
 
 
-def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units,
-                start_s: float) -> tuple[Schedule, int]:
-    """The event-driven replay: (schedule, events processed)."""
+def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units, start_s: float,
+                engine: str = "compiled") -> tuple[Schedule, int]:
+    """The event-driven replay: (schedule, events processed).
+
+    ``engine``: ``"compiled"`` (``event_compiled``: the same loop compiled, bitwise the same schedule) or
+    ``"python"`` (the simulator's ``Environment`` and ``FluidNetwork`` themselves: the reference); the compiled
+    loop falls back to the Python one if its buffers would overflow.
+    """
     from nodecast.sim.engine import Environment
     from nodecast.sim.network import FluidNetwork
 
@@ -599,6 +607,33 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
     waiting: list[deque[int]] = [deque() for _ in units.count]
     has_start_out = np.zeros(n, bool)
     has_start_out[graph.src[graph.anchor == 0]] = True
+
+    roots = np.flatnonzero(remaining == 0)
+    plain = roots[~is_event[roots]]
+    if engine == "compiled":
+        from nodecast.graph import event_compiled
+
+        state = (remaining.copy(), start.copy())  # NOTE: kept for the Python loop if the compiled one overflows
+        end[plain] = start[plain] + dur[plain]
+        seeds_all = plain.astype(np.int64) * 4 + 2
+        ready = propagate(seeds_all, seeds_all.size, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end,
+                          dur, is_event, stack, emit)
+        del seeds_all
+        first = np.concatenate([emit[:ready], roots[is_event[roots]].astype(np.int32)])
+        events = event_compiled.run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
+                                    stack, emit, first, unit_of, units.count, route_of, routes, rate_of, lat_of,
+                                    nbytes, has_start_out, links.capacity_bps)
+        if events is not None:
+            left = int((remaining > 0).sum())
+            if left:
+                msg = f"event replay stalled with {left} op(s) not run (a cycle, or a unit never freed)"
+                raise RuntimeError(msg)
+            return Schedule(start, end, graph.origin_ns), events
+        remaining, start = state
+        end = np.zeros(n)
+    elif engine != "python":
+        msg = f"engine must be 'compiled' or 'python' (got {engine!r})"
+        raise ValueError(msg)
 
     env = Environment()
     net = FluidNetwork(env, links.capacity_bps.tolist(), names=links.link_names, sharing="maxmin")
@@ -670,8 +705,6 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
         else:
             free[u] += 1
 
-    roots = np.flatnonzero(remaining == 0)
-    plain = roots[~is_event[roots]]
     end[plain] = start[plain] + dur[plain]
     seeds_all = plain.astype(np.int64) * 4 + 2
     ready = propagate(seeds_all, seeds_all.size, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,

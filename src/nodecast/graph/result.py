@@ -104,7 +104,8 @@ class ReplayResult:
                                     "error": self.busy_error(d)} for d in self.measured_busy_s},
             "gpu_time_s": {str(d): v for d, v in self.gpu_time_s.items()},
             "critical_path_s": self.critical_path_s,
-            "graph": g.counts(), "params": g.params, "notes": self.notes,
+            "graph": g.counts(), "params": g.params, "replay": {"path": self.replay_path, "reason": self.replay_reason},
+            "notes": self.notes,
         }
 
     def timelines(self) -> list[tuple[str, Schedule]]:
