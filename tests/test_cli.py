@@ -29,3 +29,31 @@ def test_usage_error_is_one_line_exit_2(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--no-such-option" in err
+
+
+_RUN_WITH_READER_GONE = """
+import sys
+from nodecast.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("output", [["--html", "page.html"], ["--json", "-", "--html", "page.html"]])
+def test_files_are_still_written_when_the_reader_of_stdout_is_gone(tmp_path, output):
+    """`nodecast project ... --html page.html | head -1`: the reader leaving early ends the terminal output, not the
+    command: the page asked for is still written, exit 0, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stdout now fails with EPIPE, deterministically
+    argv = ["project", "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x", "--from", "titan", "--to",
+            "summit", *output]
+    proc = subprocess.run([sys.executable, "-c", _RUN_WITH_READER_GONE, *argv], stdout=write_end,
+                          stderr=subprocess.PIPE, cwd=tmp_path, timeout=300, check=False)
+    os.close(write_end)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert (tmp_path / "page.html").stat().st_size > 0

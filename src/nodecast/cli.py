@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from nodecast import __version__
 from nodecast._alloc import keep_large_allocations
@@ -56,6 +58,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ReaderMayLeave:
+    """Standard output whose reader may go away (``nodecast ... --html page.html | head``).
+
+    The reader leaving ends the terminal output, not the command: the files it
+    was asked for are still written. The first write or flush that finds the
+    pipe closed points standard output at the null device, and the rest of
+    the output goes there.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _gone(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): nothing to re-point
+            pass
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     parser = build_parser()
@@ -63,6 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command line as typed, for the reports that show how they were made (--html).
     args.command_line = ["nodecast", *(sys.argv[1:] if argv is None else argv)]
     keep_large_allocations()
+    stdout = sys.stdout
+    sys.stdout = _ReaderMayLeave(stdout)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
@@ -71,8 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("nodecast: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `nodecast ... | head`
+    except BrokenPipeError:  # a write that did not go through sys.stdout
         return 0
+    finally:
+        try:
+            sys.stdout.flush()
+        finally:
+            sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover
