@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from nodecast.graph import event_compiled
 from nodecast.graph.event_replay import copy_links, replay_shared
 from nodecast.graph.opgraph import EdgeKind, Engine
+from nodecast.graph.replay import csr_positions
 
 from .test_event_replay import switch_platform, with_copies
 
@@ -40,8 +41,21 @@ def shared_cases(draw):
     return n, edges, copies, dur, release, engines, slots, latency
 
 
-def both(g, dur, links, **kw):
+def both(g, dur, links, monkeypatch=None, **kw):
+    """(compiled, python) replays; with ``monkeypatch``, also checks that the compiled loop ran to the end itself
+    (its class table and event heap, sized in advance, held everything: no fallback to the Python loop)."""
+    calls: list[int | None] = []
+    if monkeypatch is not None:
+        real = event_compiled.run
+
+        def counted(*args):
+            calls.append(real(*args))
+            return calls[-1]
+
+        monkeypatch.setattr(event_compiled, "run", counted)
     compiled = replay_shared(g, dur, links, path="event", **kw)
+    if monkeypatch is not None:
+        assert len(calls) == 1 and calls[0] is not None
     python = replay_shared(g, dur, links, path="event", engine="python", **kw)
     return compiled, python
 
@@ -50,18 +64,40 @@ def both(g, dur, links, **kw):
 @given(shared_cases())
 def test_compiled_loop_equals_the_python_engine(graph_of, case):
     """On random graphs whose copies share a narrow uplink (rates from their durations, latencies, copy engines
-    and kernel slots that make ops wait), the compiled loop and the simulator's Python engine and fluid network
-    give the same starts and ends, bit for bit, and process the same number of events."""
+    and kernel slots that make ops wait), the compiled loop (without falling back) and the simulator's Python engine
+    and fluid network give the same starts and ends, bit for bit, and process the same number of events."""
     n, edges, copies, dur, release, engines, slots, latency = case
     g = with_copies(graph_of(n, edges, release=release), copies,
                     engines=None if engines is None else dict.fromkeys(range(3), engines))
     g.ops["queue"][:] = np.arange(n) % 3
     links = copy_links(g, switch_platform(uplink_bps=2 * GB, slot_bps=4 * GB, gpus=3, latency_s=latency),
                        durations_s=np.where(np.isin(np.arange(n), list(copies)), dur + 1e-3, dur))
-    compiled, python = both(g, dur, links, max_concurrent_kernels=slots)
+    with pytest.MonkeyPatch.context() as mp:
+        compiled, python = both(g, dur, links, mp, max_concurrent_kernels=slots)
     assert compiled.schedule.start_s.tolist() == python.schedule.start_s.tolist()
     assert compiled.schedule.end_s.tolist() == python.schedule.end_s.tolist()
     assert compiled.events == python.events
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shared_cases())
+def test_out_edges_are_the_in_edges_turned_around(graph_of, case):
+    """out_edges lists every in-edge once under its source, in the order replay.csr_positions sorts them, with its
+    destination, anchor and index, and flags exactly the ops with an out-edge counted from their start."""
+    n, edges, *_ = case
+    g = graph_of(n, edges)
+    flags = np.zeros(n, np.int8)
+    out_ptr, out_code, out_eid = event_compiled.out_edges(g.indptr, g.src, g.anchor, flags)
+    ptr, pos = csr_positions(g.src, n)
+    assert out_ptr.tolist() == ptr.tolist()
+    eid = np.empty(g.n_edges, np.int64)
+    eid[pos] = np.arange(g.n_edges)
+    assert out_eid.tolist() == eid.tolist()
+    assert (out_code >> 1).tolist() == g.edge_dst()[eid].tolist()
+    assert (out_code & 1).tolist() == g.anchor[eid].tolist()
+    from_start = np.zeros(n, bool)
+    from_start[g.src[g.anchor == 0]] = True
+    assert ((flags & event_compiled.START_OUT) != 0).tolist() == from_start.tolist()
 
 
 def test_many_copies_of_one_class_and_ties(graph_of):

@@ -37,6 +37,13 @@ identical:
 The memoisation of ``FluidNetwork`` (solutions per configuration) is left
 out: it never changes a result. A fixed-size event heap makes ``run`` return
 None when it would overflow; ``event_replay`` then runs the Python path.
+
+Memory (the replay holds every op's start, end and pending in-edge count
+anyway): out-edges as int32 (destination with its anchor in the low bit, and
+the in-edge's index, whose lag the graph already holds: 8 B per edge), one
+int8 of flags per op, flow tables per network copy (not per op), sharing
+classes per distinct (route, rate) of those copies, and work stacks sized by
+what provably reaches them (see ``run``).
 ``tests/graph/test_event_compiled.py`` checks bitwise equality with the
 Python path on random graphs, real traces and the link-sharing benchmark.
 
@@ -61,9 +68,12 @@ C_RID, C_COUNT, C_HEAD, C_TAIL, RC_NEXT, RC_PREV, C_COMP, C_MARK = range(8)
 # rows of the per-class float table CF, bool-as-int8 table CB
 C_BOUND, C_RATE, C_VAL = range(3)
 C_HAS_RATE, C_DONE = range(2)
-# rows of the per-op int64 table FI, float table FF
-M_NEXT, M_PREV, F_VER, F_CLS, F_RID, F_ROUTE, F_ACTIVE, F_LIVE = range(8)
-F_REM, F_RATE, F_LAST, F_BOUND, F_SIZE = range(5)
+# rows of the per-flow int32 table FI (flow, class and route numbers, flags: all below the op count, which the
+# replay's int32 op indices bound), float table FF; a flow's version (rate changes, not bounded by any size) is int64
+M_NEXT, M_PREV, F_CLS, F_RID, F_ACTIVE, F_LIVE = range(6)
+F_REM, F_RATE, F_LAST = range(3)
+# bits of the per-op flags: an event op; an op with an out-edge that counts from its start
+EVENT, START_OUT = 1, 2
 # rows of the per-route int64 table RI
 I_OF, I_ROUTE, ADJ_LEN, R_HEAD, R_TAIL, AR_NEXT, AR_PREV, AR_IN, R_SEEN = range(9)
 # meta: next route number, next class, solve mark, walk mark, active routes head, tail, heap size, seq, overflow
@@ -71,10 +81,11 @@ MT_ROUTES, MT_CLASSES, MT_SOLVE, MT_WALK, MT_AR_HEAD, MT_AR_TAIL, MT_HEAP, MT_SE
 
 
 @njit(cache=True)
-def propagate(seeds, nseeds, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
-              stack, emit):  # pragma: no cover - compiled
+def propagate(seeds, nseeds, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack,
+              emit):  # pragma: no cover - compiled
     """Time every op the seeds release (replay.py's recurrence) up to event ops; returns how many event ops became
-    ready (in ``emit``). seeds: op * 4 + what is known (0 its start, 1 its end, 2 both)."""
+    ready (in ``emit``). seeds: op * 4 + what is known (0 its start, 1 its end, 2 both); out-edges as ``out_edges``
+    makes them, ``lag``: the graph's per in-edge lags (seconds)."""
     top = 0
     for i in range(nseeds):
         stack[top] = seeds[i]
@@ -88,16 +99,17 @@ def propagate(seeds, nseeds, out_ptr, out_dst, out_anchor, out_lag, remaining, s
         ts = start[v]
         te = end[v]
         for k in range(out_ptr[v], out_ptr[v + 1]):
-            a = out_anchor[k]
+            code = out_code[k]
+            a = code & 1
             if known != 2 and a != known:
                 continue
-            t = (ts if a == 0 else te) + out_lag[k]
-            w = out_dst[k]
+            t = (ts if a == 0 else te) + lag[out_eid[k]]
+            w = code >> 1
             if t > start[w]:
                 start[w] = t
             remaining[w] -= 1
             if remaining[w] == 0:
-                if is_event[w]:
+                if flags[w] & EVENT:
                     emit[n_emit] = w
                     n_emit += 1
                 else:
@@ -105,6 +117,46 @@ def propagate(seeds, nseeds, out_ptr, out_dst, out_anchor, out_lag, remaining, s
                     stack[top] = w * 4 + 2
                     top += 1
     return n_emit
+
+
+@njit(cache=True)
+def _fill_out_edges(indptr, src, anchor, flags, out_ptr, out_code, out_eid):  # pragma: no cover - compiled
+    n = out_ptr.shape[0] - 1
+    for e in range(src.shape[0]):
+        out_ptr[src[e] + 1] += 1
+    for v in range(n):
+        out_ptr[v + 1] += out_ptr[v]
+    for v in range(n):  # edges in index order: stable within a source, as replay.csr_positions sorts them
+        for e in range(indptr[v], indptr[v + 1]):
+            u = src[e]
+            k = out_ptr[u]
+            out_ptr[u] = k + 1
+            out_code[k] = v * 2 + anchor[e]
+            out_eid[k] = e
+            if anchor[e] == 0:
+                flags[u] |= START_OUT
+    for v in range(n, 0, -1):  # out_ptr[u] ran to u's end, which is u + 1's start
+        out_ptr[v] = out_ptr[v - 1]
+    out_ptr[0] = 0
+
+
+def out_edges(indptr: np.ndarray, src: np.ndarray, anchor: np.ndarray,
+              flags: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Out-edges of a graph given by its in-edges (``OpGraph.indptr``/``src``/``anchor``): (out_ptr, out_code, out_eid).
+
+    The out-edges of op ``u`` are ``out_ptr[u]:out_ptr[u + 1]``, in edge index order; ``out_code`` is destination * 2
+    + anchor (0: the edge counts from ``u``'s start, 1: from its end), ``out_eid`` the edge's index in the graph (its
+    lag is ``lag_s[out_eid]``). Sets START_OUT in ``flags`` (int8, per op) for ops with an out-edge from their start.
+    int32 where the counts allow (op and edge indices below 2**31, destination * 2 + 1 too), else int64.
+    """
+    n, m = len(indptr) - 1, len(src)
+    big = np.iinfo(np.int32).max
+    idx = np.int32 if m < big else np.int64
+    out_ptr = np.zeros(n + 1, idx)
+    out_code = np.empty(m, np.int32 if 2 * n + 1 < big else np.int64)
+    out_eid = np.empty(m, idx)
+    _fill_out_edges(indptr, src, anchor, flags, out_ptr, out_code, out_eid)
+    return out_ptr, out_code, out_eid
 
 
 # -- the heap of (time, seq, kind, a, b) ----------------------------------------------------------------------
@@ -308,7 +360,7 @@ def _solve(CI, CF, CB, RI, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, meta
 
 
 @njit(cache=True)
-def _reallocate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
+def _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
                 ht, hi, meta, now, seeds, nseeds, new_flow):  # pragma: no cover - compiled
     """FluidNetwork._reallocate: the component of the seeds' classes, its rates, its flows rescheduled."""
     meta[MT_WALK] += 1
@@ -365,36 +417,40 @@ def _reallocate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, co
                 FF[F_REM, f] = rem if rem > 0.0 else 0.0
             FF[F_LAST, f] = now
             FF[F_RATE, f] = rate
-            FI[F_VER, f] += 1
+            FV[f] += 1
             if rate > 0.0:
-                _push(ht, hi, meta, now + FF[F_REM, f] / rate, _COMPLETE, f, FI[F_VER, f])
+                _push(ht, hi, meta, now + FF[F_REM, f] / rate, _COMPLETE, f, FV[f])
             f = FI[M_NEXT, f]
-    if new_flow >= 0 and FI[F_VER, new_flow] == 0:
+    if new_flow >= 0 and FV[new_flow] == 0:
         rate = CF[C_VAL, FI[F_CLS, new_flow]]
         FF[F_RATE, new_flow] = rate
-        FI[F_VER, new_flow] = 1
+        FV[new_flow] = 1
         if rate > 0.0:
             _push(ht, hi, meta, now + FF[F_REM, new_flow] / rate, _COMPLETE, new_flow, 1)
 
 
 @njit(cache=True)
-def _activate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
-              seeds, ht, hi, meta, classes, now, w):  # pragma: no cover - compiled
-    """FluidNetwork._activate of flow ``w`` (its class made, and listed last on its route, when new)."""
-    FF[F_LAST, w] = now
-    FI[F_ACTIVE, w] = 1
-    key = (float(FI[F_RID, w]), FF[F_BOUND, w])
+def _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
+              seeds, ht, hi, meta, classes, now, w, bound):  # pragma: no cover - compiled
+    """FluidNetwork._activate of flow ``w`` bounded by ``bound`` (bytes/s; its class made, and listed last on its
+    route, when new)."""
+    key = (float(FI[F_RID, w]), bound)
     if key in classes:
         cl = classes[key]
     else:
         cl = meta[MT_CLASSES]
+        if cl >= CI.shape[1]:  # never: ``run`` sizes the classes by the distinct (route, bound) of the flows
+            meta[MT_OVERFLOW] = 1
+            return
         meta[MT_CLASSES] = cl + 1
         classes[key] = cl
         CI[C_RID, cl] = FI[F_RID, w]
-        CF[C_BOUND, cl] = FF[F_BOUND, w]
+        CF[C_BOUND, cl] = bound
         CI[C_HEAD, cl] = -1
         CI[C_TAIL, cl] = -1
         CI[C_COUNT, cl] = 0
+    FF[F_LAST, w] = now
+    FI[F_ACTIVE, w] = 1
     FI[F_CLS, w] = cl
     if CI[C_COUNT, cl] == 0:
         CB[C_HAS_RATE, cl] = 0
@@ -424,15 +480,15 @@ def _activate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef
     CI[C_TAIL, cl] = w
     CI[C_COUNT, cl] += 1
     seeds[0] = cl
-    _reallocate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
+    _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
                 ht, hi, meta, now, seeds, 1, w)
 
 
 @njit(cache=True)
-def _complete(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
+def _complete(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
               seeds, ht, hi, meta, now, w, version):  # pragma: no cover - compiled
     """FluidNetwork._complete: False for a stale event; else the flow leaves and the others re-share."""
-    if version != FI[F_VER, w] or not FI[F_ACTIVE, w]:
+    if version != FV[w] or not FI[F_ACTIVE, w]:
         return False
     FI[F_ACTIVE, w] = 0
     FF[F_REM, w] = 0.0
@@ -475,7 +531,7 @@ def _complete(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef
             ns += 1
             c = CI[RC_NEXT, c]
     if ns:
-        _reallocate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
+        _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
                     stack, ht, hi, meta, now, seeds, ns, -1)
     return True
 
@@ -489,12 +545,11 @@ _ITEM, _TRANSFER_WAITED, _TRANSFER, _UNIT_PUSH, _SPREAD_END = range(5)
 
 
 @njit(cache=True)
-def _spread(tasks, top, seed1, w, known, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,
-            is_event, stack, emit):  # pragma: no cover - compiled
+def _spread(tasks, top, seed1, w, known, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack,
+            emit):  # pragma: no cover - compiled
     """event_replay's ``spread``: propagate from ``w``; the ops made ready become ITEM tasks (first on top)."""
     seed1[0] = w * 4 + known
-    ready = propagate(seed1, 1, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event, stack,
-                      emit)
+    ready = propagate(seed1, 1, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack, emit)
     for i in range(ready - 1, -1, -1):
         tasks[top] = emit[i] * 8 + _ITEM
         top += 1
@@ -502,22 +557,22 @@ def _spread(tasks, top, seed1, w, known, out_ptr, out_dst, out_anchor, out_lag, 
 
 
 @njit(cache=True)
-def _begin(tasks, top, seed1, w, route_of, has_start_out, out_ptr, out_dst, out_anchor, out_lag, remaining, start,
-           end, dur, is_event, stack, emit):  # pragma: no cover - compiled
+def _begin(tasks, top, seed1, w, route_of, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags,
+           stack, emit):  # pragma: no cover - compiled
     """event_replay's ``begin``: a copy's start propagated, then its flow; a unit op's end set and propagated,
     then its unit's release put on the clock."""
     if route_of[w] >= 0:
         tasks[top] = w * 8 + _TRANSFER
         top += 1
-        if has_start_out[w]:
-            top = _spread(tasks, top, seed1, w, 0, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,
-                          is_event, stack, emit)
+        if flags[w] & START_OUT:
+            top = _spread(tasks, top, seed1, w, 0, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags,
+                          stack, emit)
     else:
         end[w] = start[w] + dur[w]
         tasks[top] = w * 8 + _UNIT_PUSH
         top += 1
-        top = _spread(tasks, top, seed1, w, 2, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,
-                      is_event, stack, emit)
+        top = _spread(tasks, top, seed1, w, 2, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags,
+                      stack, emit)
     return top
 
 
@@ -536,14 +591,16 @@ def _free_unit(u, free, w_head, w_tail, w_next, start, now):  # pragma: no cover
 
 
 @njit(cache=True)
-def _run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event, stack, emit, first, unit_of,
-         route_of, lat_of, rate_of, has_start_out, free, w_head, w_tail, w_next, CI, CF, CB, FI, FF, RI, adj, pos,
-         canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, rstack, seeds, ht, hi, meta):  # pragma: no cover
-    """The whole loop; returns the events processed (``meta[MT_OVERFLOW]`` set when the heap overflowed)."""
+def _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack, emit, first, tasks, unit_of,
+         route_of, flow_op, lat_of, rate_of, nbytes, free, w_head, w_tail, w_next, CI, CF, CB, FI, FV, FF, RI, adj,
+         pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, rstack, seeds, ht, hi,
+         meta):  # pragma: no cover - compiled
+    """The whole loop; returns the events processed (``meta[MT_OVERFLOW]`` set when the heap overflowed).
+
+    Flows are numbered by their op's rank in ``flow_op`` (the network copies in op order): the heap's activations
+    and completions carry that number, the tables FI/FV/FF are indexed by it."""
     classes = Dict.empty(key_type=_KEY, value_type=nbt.int64)
     seed1 = np.empty(1, np.int64)
-    n = start.shape[0]
-    tasks = np.empty(4 * n + first.shape[0] + 16, np.int64)
     top = 0
     for i in range(first.shape[0] - 1, -1, -1):  # release(first)
         tasks[top] = first[i] * 8 + _ITEM
@@ -561,54 +618,56 @@ def _run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_e
                     # no unit to wait for: the flow starts now with its wait until ``t`` added to its latency
                     tasks[top] = w * 8 + _TRANSFER_WAITED
                     top += 1
-                    if has_start_out[w]:
-                        top = _spread(tasks, top, seed1, w, 0, out_ptr, out_dst, out_anchor, out_lag, remaining,
-                                      start, end, dur, is_event, stack, emit)
+                    if flags[w] & START_OUT:
+                        top = _spread(tasks, top, seed1, w, 0, out_ptr, out_code, out_eid, lag, remaining, start, end,
+                                      dur, flags, stack, emit)
                 else:
                     _push(ht, hi, meta, t if t > now else now, _ARRIVE, w, 0)
             elif kind == _TRANSFER_WAITED or kind == _TRANSFER:
                 t = start[w]
                 lat = (t - now + lat_of[w] if t > now else lat_of[w]) if kind == _TRANSFER_WAITED else lat_of[w]
-                FI[F_LIVE, w] = 1
-                FI[F_RID, w] = _intern(RI, adj, pos, canon, coef_ptr, coef_link, meta, route_of[w])
-                FF[F_REM, w] = FF[F_SIZE, w]
-                FF[F_RATE, w] = 0.0
-                FI[F_VER, w] = 0
+                f = np.searchsorted(flow_op, w)
+                FI[F_LIVE, f] = 1
+                FI[F_RID, f] = _intern(RI, adj, pos, canon, coef_ptr, coef_link, meta, route_of[w])
+                FF[F_REM, f] = float(nbytes[w])
+                FF[F_RATE, f] = 0.0
+                FV[f] = 0
                 if lat > 0:
-                    _push(ht, hi, meta, now + lat, _ACTIVATE, w, 0)
+                    _push(ht, hi, meta, now + lat, _ACTIVATE, f, 0)
                 else:
-                    _activate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI,
-                              buf, rstack, seeds, ht, hi, meta, classes, now, w)
+                    _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI,
+                              buf, rstack, seeds, ht, hi, meta, classes, now, f, rate_of[w])
             elif kind == _UNIT_PUSH:
                 if dur[w] > 0:
                     te = end[w]
                     _push(ht, hi, meta, te if te > now else now, _UNIT_FREE, unit_of[w], 0)
             else:  # _SPREAD_END
-                top = _spread(tasks, top, seed1, w, 1, out_ptr, out_dst, out_anchor, out_lag, remaining, start,
-                              end, dur, is_event, stack, emit)
+                top = _spread(tasks, top, seed1, w, 1, out_ptr, out_code, out_eid, lag, remaining, start, end, dur,
+                              flags, stack, emit)
         if meta[MT_OVERFLOW] or meta[MT_HEAP] == 0:
             break
         now, kind, a, b = _pop(ht, hi, meta)
         processed += 1
         if kind == _ACTIVATE:
-            _activate(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
-                      rstack, seeds, ht, hi, meta, classes, now, a)
+            _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
+                      rstack, seeds, ht, hi, meta, classes, now, a, rate_of[flow_op[a]])
         elif kind == _COMPLETE:
-            if _complete(CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
+            if _complete(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
                          rstack, seeds, ht, hi, meta, now, a, b):
-                w = a
-                FI[F_LIVE, w] = 0
+                f = a
+                w = flow_op[f]
+                FI[F_LIVE, f] = 0
                 # flow_done: a copy that kept its own rate all along ends exactly as in the single pass; its unit
                 # freed (which may begin a waiting op), then its end propagated
-                end[w] = start[w] + dur[w] if FI[F_VER, w] == 1 and FF[F_RATE, w] == rate_of[w] else now
+                end[w] = start[w] + dur[w] if FV[f] == 1 and FF[F_RATE, f] == rate_of[w] else now
                 tasks[top] = w * 8 + _SPREAD_END
                 top += 1
                 u = unit_of[w]
                 if u >= 0:
                     w2 = _free_unit(u, free, w_head, w_tail, w_next, start, now)
                     if w2 >= 0:
-                        top = _begin(tasks, top, seed1, w2, route_of, has_start_out, out_ptr, out_dst, out_anchor,
-                                     out_lag, remaining, start, end, dur, is_event, stack, emit)
+                        top = _begin(tasks, top, seed1, w2, route_of, out_ptr, out_code, out_eid, lag, remaining,
+                                     start, end, dur, flags, stack, emit)
         elif kind == _ARRIVE:
             w = a
             u = unit_of[w]
@@ -622,27 +681,41 @@ def _run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_e
                     w_tail[u] = w
                     continue
                 free[u] -= 1
-            top = _begin(tasks, top, seed1, w, route_of, has_start_out, out_ptr, out_dst, out_anchor, out_lag,
-                         remaining, start, end, dur, is_event, stack, emit)
+            top = _begin(tasks, top, seed1, w, route_of, out_ptr, out_code, out_eid, lag, remaining, start, end, dur,
+                         flags, stack, emit)
         else:  # _UNIT_FREE
             w2 = _free_unit(a, free, w_head, w_tail, w_next, start, now)
             if w2 >= 0:
-                top = _begin(tasks, top, seed1, w2, route_of, has_start_out, out_ptr, out_dst, out_anchor, out_lag,
-                             remaining, start, end, dur, is_event, stack, emit)
+                top = _begin(tasks, top, seed1, w2, route_of, out_ptr, out_code, out_eid, lag, remaining, start, end,
+                             dur, flags, stack, emit)
     return processed
 
 
-def run(out_ptr: np.ndarray, out_dst: np.ndarray, out_anchor: np.ndarray, out_lag: np.ndarray,
-        remaining: np.ndarray, start: np.ndarray, end: np.ndarray, dur: np.ndarray, is_event: np.ndarray,
-        stack: np.ndarray, emit: np.ndarray, first: np.ndarray, unit_of: np.ndarray, unit_count: list[int],
-        route_of: np.ndarray, routes: list[tuple[int, ...]], rate_of: np.ndarray, lat_of: np.ndarray,
-        nbytes: np.ndarray, has_start_out: np.ndarray, capacity_bps: np.ndarray) -> int | None:
+def _class_keys(route_of: np.ndarray, canon: np.ndarray, rate_of: np.ndarray, flow_op: np.ndarray) -> int:
+    """How many sharing classes the flows can make: distinct (network route, bound) among them (a NaN bound counts
+    once per flow, as it never equals itself)."""
+    if flow_op.size == 0:
+        return 0
+    route = canon[route_of[flow_op]]
+    bound = rate_of[flow_op]
+    order = np.lexsort((bound, route))
+    route, bound = route[order], bound[order]
+    return 1 + int(np.count_nonzero((route[1:] != route[:-1]) | (bound[1:] != bound[:-1])))
+
+
+def run(out_ptr: np.ndarray, out_code: np.ndarray, out_eid: np.ndarray, lag: np.ndarray, remaining: np.ndarray,
+        start: np.ndarray, end: np.ndarray, dur: np.ndarray, flags: np.ndarray, stack: np.ndarray, emit: np.ndarray,
+        first: np.ndarray, unit_of: np.ndarray, unit_count: list[int], route_of: np.ndarray,
+        routes: list[tuple[int, ...]], rate_of: np.ndarray, lat_of: np.ndarray, nbytes: np.ndarray,
+        capacity_bps: np.ndarray) -> int | None:
     """Run the event loop over the state ``event_replay._event_path`` prepared (``start``/``end`` filled in place).
 
-    ``first``: the event ops the initial propagation made ready, in its order. Returns the events processed,
-    or None when the event heap would overflow (``start``/``end``/``remaining`` are then unusable).
+    ``out_ptr``/``out_code``/``out_eid``: ``out_edges``; ``lag``: the graph's lags (seconds); ``flags``: EVENT and
+    START_OUT per op; ``unit_of`` (int32, -1: none), ``route_of`` (int32, -1: off the network): per op;
+    ``rate_of``/``lat_of``/``nbytes``: per op (bytes/s, seconds, bytes). ``first``: the event ops the initial
+    propagation made ready, in its order. Returns the events processed, or None when the event heap would overflow
+    (``start``/``end``/``remaining`` are then unusable).
     """
-    n = len(start)
     n_routes = len(routes)
     if any(not route for route in routes):
         return None  # an empty route completes at once in the network: not a replay's copy
@@ -661,19 +734,20 @@ def run(out_ptr: np.ndarray, out_dst: np.ndarray, out_anchor: np.ndarray, out_la
         coef_ptr[r + 1] = len(coef_link)
     nr = max(n_routes, 1)
     n_links = max(len(capacity_bps), 1)
-    n_cls = int((route_of >= 0).sum()) + 1
+    flow_op = np.flatnonzero(route_of >= 0).astype(np.int32)  # sorted: an op's flow is its rank here
+    nf = max(flow_op.size, 1)
+    # a class is a (network route, bound) key, made once and kept: no more than the flows' distinct keys
+    n_cls = _class_keys(route_of, canon, rate_of, flow_op) + 1
     CI = np.full((8, n_cls), -1, np.int64)
     CI[C_COUNT] = 0
     CI[C_MARK] = 0
     CF = np.zeros((3, n_cls))
     CB = np.zeros((2, n_cls), np.int8)
-    FI = np.zeros((8, n), np.int64)
+    FI = np.zeros((6, nf), np.int32)
     FI[M_NEXT] = -1
     FI[M_PREV] = -1
-    FI[F_ROUTE] = route_of
-    FF = np.zeros((5, n))
-    FF[F_BOUND] = rate_of
-    FF[F_SIZE] = nbytes
+    FV = np.zeros(nf, np.int64)
+    FF = np.zeros((3, nf))
     RI = np.full((9, nr), -1, np.int64)
     RI[ADJ_LEN] = 0
     RI[AR_IN] = 0
@@ -685,22 +759,27 @@ def run(out_ptr: np.ndarray, out_dst: np.ndarray, out_anchor: np.ndarray, out_la
     buf = np.zeros(2 * n_cls + n_links + 8, np.int64)
     rstack = np.zeros(nr * nr + nr + 8, np.int64)
     seeds = np.zeros(n_cls + 8, np.int64)
+    n_event = int(np.count_nonzero(flags & EVENT))
     # pending events: arrivals and activations (one per event op at most), unit releases, and completions (one
     # per rate change still pending, stale ones included): 4 per event op is far above what a replay holds
-    size = HEAP_PER_EVENT_OP * int(is_event.sum()) + HEAP_MIN
+    size = HEAP_PER_EVENT_OP * n_event + HEAP_MIN
     ht = np.empty(size)
     hi = np.empty((size, 4), np.int64)
     meta = np.array([0, 0, 0, 0, -1, -1, 0, 0, 0], np.int64)
     n_units = max(len(unit_count), 1)
     free = np.zeros(n_units, np.int64)
     free[:len(unit_count)] = unit_count
-    processed = _run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event, stack, emit,
-                     np.asarray(first, np.int64), unit_of.astype(np.int64), route_of.astype(np.int64),
-                     np.asarray(lat_of, np.float64), np.asarray(rate_of, np.float64), has_start_out, free,
-                     np.full(n_units, -1, np.int64), np.full(n_units, -1, np.int64), np.full(n, -1, np.int64),
-                     CI, CF, CB, FI, FF, RI, adj, pos, canon, coef_ptr, np.array(coef_link, np.int64),
-                     np.array(coef_cnt, np.int64), np.asarray(capacity_bps, np.float64), LF, LI, buf, rstack, seeds,
-                     ht, hi, meta)
+    # the recursion's tasks, each event op's at most once: its ITEM (when it becomes ready), one of TRANSFER(_WAITED)
+    # or UNIT_PUSH (when it begins), a flow's SPREAD_END (when it completes): never more than 3 per event op pending
+    tasks = np.empty(3 * n_event + 16, np.int64)
+    # the queue of ops waiting for a unit is linked through the ops: only where an op can wait
+    w_next = np.full(len(start) if (unit_of >= 0).any() else 1, -1, np.int32)
+    processed = _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack, emit,
+                     np.asarray(first, np.int64), tasks, unit_of, route_of, flow_op, np.asarray(lat_of, np.float64),
+                     np.asarray(rate_of, np.float64), nbytes, free, np.full(n_units, -1, np.int64),
+                     np.full(n_units, -1, np.int64), w_next, CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr,
+                     np.array(coef_link, np.int64), np.array(coef_cnt, np.int64),
+                     np.asarray(capacity_bps, np.float64), LF, LI, buf, rstack, seeds, ht, hi, meta)
     if meta[MT_OVERFLOW]:
         return None
     if FI[F_LIVE].any():

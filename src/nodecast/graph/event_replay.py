@@ -85,7 +85,7 @@ import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import EdgeKind, Engine, OpGraph, OpKind
-from nodecast.graph.replay import Schedule, csr_positions, replay
+from nodecast.graph.replay import Schedule, replay
 
 if TYPE_CHECKING:
     from nodecast.sim.platform import Platform
@@ -95,7 +95,6 @@ if TYPE_CHECKING:
 ENGINE_CLASSES = (Engine.HTOD, Engine.DTOH, Engine.PEER, Engine.HTOH)
 #: Relative tolerance of "a link carries no more than its capacity".
 _CAPACITY_REL = 1e-9
-_KERNELS: dict[str, Any] = {}
 
 
 @dataclass
@@ -521,125 +520,78 @@ def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, sta
                         graph)
 
 
-def _compiled() -> dict[str, Any]:
-    """The numba kernels of the event path, compiled (or loaded from numba's cache) on first use."""
-    if _KERNELS:
-        return _KERNELS
-    from numba import njit
-
-    @njit(cache=True)
-    def propagate(seeds, nseeds, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
-                  stack, emit):  # pragma: no cover - compiled
-        # seeds: op * 4 + what is known (0 its start, 1 its end, 2 both). Returns how many
-        # event ops became ready (in ``emit``); every other released op is timed here.
-        top = 0
-        for i in range(nseeds):
-            stack[top] = seeds[i]
-            top += 1
-        n_emit = 0
-        while top > 0:
-            top -= 1
-            code = stack[top]
-            v = code >> 2
-            known = code & 3
-            ts = start[v]
-            te = end[v]
-            for k in range(out_ptr[v], out_ptr[v + 1]):
-                a = out_anchor[k]
-                if known != 2 and a != known:
-                    continue
-                t = (ts if a == 0 else te) + out_lag[k]
-                w = out_dst[k]
-                if t > start[w]:
-                    start[w] = t
-                remaining[w] -= 1
-                if remaining[w] == 0:
-                    if is_event[w]:
-                        emit[n_emit] = w
-                        n_emit += 1
-                    else:
-                        end[w] = start[w] + dur[w]
-                        stack[top] = w * 4 + 2
-                        top += 1
-        return n_emit
-
-    _KERNELS.update(propagate=propagate)
-    return _KERNELS
-
-
 def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units, start_s: float,
                 engine: str = "compiled") -> tuple[Schedule, int]:
     """The event-driven replay: (schedule, events processed).
 
     ``engine``: ``"compiled"`` (``event_compiled``: the same loop compiled, bitwise the same schedule) or
     ``"python"`` (the simulator's ``Environment`` and ``FluidNetwork`` themselves: the reference); the compiled
-    loop falls back to the Python one if its buffers would overflow.
+    loop falls back to the Python one if its buffers would overflow. Both propagate with ``event_compiled``'s
+    numba kernel over out-edges made once (``event_compiled.out_edges``).
     """
+    if engine not in ("compiled", "python"):
+        msg = f"engine must be 'compiled' or 'python' (got {engine!r})"
+        raise ValueError(msg)
+    from nodecast.graph import event_compiled as ec
     from nodecast.sim.engine import Environment
     from nodecast.sim.network import FluidNetwork
 
     n = len(graph)
-    propagate = _compiled()["propagate"]
-    dst = graph.edge_dst()
-    out_ptr, pos = csr_positions(graph.src, n)
-    m = graph.n_edges
-    out_dst = np.empty(m, np.int32)
-    out_dst[pos] = dst
-    del dst
-    out_anchor = np.empty(m, np.int8)
-    out_anchor[pos] = graph.anchor
-    out_lag = np.empty(m, np.float64)
-    out_lag[pos] = graph.lag_s
-    del pos
-    remaining = np.diff(graph.indptr).astype(np.int32)
-    start = start_s + graph.ops["release_s"]  # the running max of every op's start; its start once ready
-    end = np.zeros(n)
+    propagate = ec.propagate
     unit_of = units.binding()
-    is_event = links.on_network | (unit_of >= 0)
-    stack = np.empty(n + 2, np.int64)
-    emit = np.empty(n + 1, np.int32)
+    flags = links.on_network.astype(np.int8)  # ec.EVENT: an event op; ec.START_OUT: set by out_edges
+    flags[unit_of >= 0] = ec.EVENT
+    out_ptr, out_code, out_eid = ec.out_edges(graph.indptr, graph.src, graph.anchor, flags)
+    lag = graph.lag_s
+    n_event = int(np.count_nonzero(flags & ec.EVENT))
+    # NOTE: each op is pushed once at most, event ops never: the initial seeds are plain ops with no in-edge
+    stack = np.empty(n - n_event + 2, np.int64)
+    emit = np.empty(n_event + 1, np.int32)  # each event op becomes ready once
     seeds = np.empty(2, np.int64)
     # flows: per network op its route, rate and latency as Python values (looked up per flow)
     route_of = links.route
     routes = links.routes
     rate_of, lat_of, nbytes = links.rate_bps, links.latency_s, graph.ops["bytes"]
-    free = list(units.count)
-    waiting: list[deque[int]] = [deque() for _ in units.count]
-    has_start_out = np.zeros(n, bool)
-    has_start_out[graph.src[graph.anchor == 0]] = True
 
-    roots = np.flatnonzero(remaining == 0)
-    plain = roots[~is_event[roots]]
-    if engine == "compiled":
-        from nodecast.graph import event_compiled
+    def initial() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(in-edges not yet resolved per op, running max of every op's start, end, ops with no in-edge)."""
+        remaining = np.empty(n, np.int32)
+        np.subtract(graph.indptr[1:], graph.indptr[:-1], out=remaining, casting="unsafe")
+        start = start_s + graph.ops["release_s"]  # the running max of every op's start; its start once ready
+        return remaining, start, np.zeros(n), np.flatnonzero(remaining == 0)
 
-        state = (remaining.copy(), start.copy())  # NOTE: kept for the Python loop if the compiled one overflows
+    def first_wave(remaining: np.ndarray, start: np.ndarray, end: np.ndarray, roots: np.ndarray) -> tuple[int,
+                                                                                                          np.ndarray]:
+        """Time everything the roots release up to event ops: (ready event ops in ``emit``, event roots)."""
+        root_event = (flags[roots] & ec.EVENT) != 0
+        plain = roots[~root_event]
         end[plain] = start[plain] + dur[plain]
         seeds_all = plain.astype(np.int64) * 4 + 2
-        ready = propagate(seeds_all, seeds_all.size, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end,
-                          dur, is_event, stack, emit)
-        del seeds_all
-        first = np.concatenate([emit[:ready], roots[is_event[roots]].astype(np.int32)])
-        events = event_compiled.run(out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
-                                    stack, emit, first, unit_of, units.count, route_of, routes, rate_of, lat_of,
-                                    nbytes, has_start_out, links.capacity_bps)
+        return (propagate(seeds_all, seeds_all.size, out_ptr, out_code, out_eid, lag, remaining, start, end, dur,
+                          flags, stack, emit), roots[root_event])
+
+    remaining, start, end, roots = initial()
+    if engine == "compiled":
+        ready, event_roots = first_wave(remaining, start, end, roots)
+        first = np.concatenate([emit[:ready], event_roots.astype(np.int32)])
+        events = ec.run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack, emit, first,
+                        unit_of, units.count, route_of, routes, rate_of, lat_of, nbytes, links.capacity_bps)
         if events is not None:
             left = int((remaining > 0).sum())
             if left:
                 msg = f"event replay stalled with {left} op(s) not run (a cycle, or a unit never freed)"
                 raise RuntimeError(msg)
             return Schedule(start, end, graph.origin_ns), events
-        remaining, start = state
-        end = np.zeros(n)
-    elif engine != "python":
-        msg = f"engine must be 'compiled' or 'python' (got {engine!r})"
-        raise ValueError(msg)
+        del remaining, start, end, roots  # half run: the Python loop starts over
+        remaining, start, end, roots = initial()
 
     env = Environment()
     net = FluidNetwork(env, links.capacity_bps.tolist(), names=links.link_names, sharing="maxmin")
     queue, counter = env.queue, env.counter
     transfer = net.transfer
     flows: dict[int, Any] = {}
+    free = list(units.count)
+    waiting: list[deque[int]] = [deque() for _ in units.count]
 
     def release(ready: int) -> None:
         """Start the ``ready`` event ops found by the last propagation, or put them on the clock."""
@@ -650,7 +602,7 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
                 # NOTE: no unit to wait for: the flow starts now with its wait until ``t`` added to its
                 # latency (one event less per copy than an arrival at ``t``).
                 r = route_of[w]
-                if has_start_out[w]:
+                if flags[w] & ec.START_OUT:
                     spread(w, 0)
                 flows[w] = transfer(routes[r], float(nbytes[w]), float(t - now + lat_of[w] if t > now else lat_of[w]),
                                     flow_done, w, bound_bps=float(rate_of[w]))
@@ -659,8 +611,7 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
 
     def spread(v: int, known: int) -> None:
         seeds[0] = v * 4 + known
-        ready = propagate(seeds, 1, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur, is_event,
-                          stack, emit)
+        ready = propagate(seeds, 1, out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, stack, emit)
         if ready:
             release(ready)
 
@@ -676,7 +627,7 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
     def begin(w: int) -> None:
         r = route_of[w]
         if r >= 0:
-            if has_start_out[w]:
+            if flags[w] & ec.START_OUT:
                 spread(w, 0)
             flows[w] = transfer(routes[r], float(nbytes[w]), float(lat_of[w]), flow_done, w,
                                 bound_bps=float(rate_of[w]))
@@ -705,14 +656,9 @@ def _event_path(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units: _Units
         else:
             free[u] += 1
 
-    end[plain] = start[plain] + dur[plain]
-    seeds_all = plain.astype(np.int64) * 4 + 2
-    ready = propagate(seeds_all, seeds_all.size, out_ptr, out_dst, out_anchor, out_lag, remaining, start, end, dur,
-                      is_event, stack, emit)
-    del seeds_all
-    first = roots[is_event[roots]]
-    emit[ready:ready + first.size] = first
-    release(ready + first.size)
+    ready, event_roots = first_wave(remaining, start, end, roots)
+    emit[ready:ready + event_roots.size] = event_roots
+    release(ready + event_roots.size)
     env.run()
     left = int((remaining > 0).sum()) + len(flows)
     if left:
