@@ -16,7 +16,10 @@ VmHWM, minus the RSS of the same interpreter after imports, divided by the
 op count).
 Figures, not a test: nothing here asserts a speed.
 
-    python benchmarks/bench_project.py [--ops 10000000] [--sqlite] [--workdir DIR]
+``--models a,b`` projects only those models (as ``project --models``); the
+default is every registered transfer model.
+
+    python benchmarks/bench_project.py [--ops 10000000] [--sqlite] [--models a,b] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ def write_nvprof_like(trace, path: str, sample: str) -> None:  # noqa: ANN001
     db.close()
 
 
-def phase(name: str, paths: dict[str, str]) -> dict[str, float]:
+def phase(name: str, paths: dict[str, str], models: list[str] | None = None) -> dict[str, float]:
     """Run one measured phase in this (fresh) process and return its figures."""
     from nodecast.machines import load_machine
     from nodecast.models.base import get_models
@@ -124,9 +127,9 @@ def phase(name: str, paths: dict[str, str]) -> dict[str, float]:
     t0 = time.perf_counter()
     if name in ("arrow+project", "parquet+project"):
         trace = load_trace(paths[name.split("+")[0]])
-        proj = project(trace, source, target, kind="transfer")
+        proj = project(trace, source, target, models, kind="transfer")
     elif name == "project":
-        proj = project(trace, source, target, kind="transfer")
+        proj = project(trace, source, target, models, kind="transfer")
     elif name == "sqlite ingest":
         trace = load_trace(paths["sqlite"])
         proj = None
@@ -144,11 +147,13 @@ def main() -> None:
     ap.add_argument("--ops", type=int, default=10_000_000)
     ap.add_argument("--sqlite", action="store_true", help="also measure SQLite ingestion (slow to build)")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--models", default=None, help="comma-separated transfer models (default: all registered)")
     ap.add_argument("--_phase", help=argparse.SUPPRESS)
     ap.add_argument("--_paths", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._phase:
-        print(json.dumps(phase(args._phase, json.loads(args._paths))))
+        models = args.models.split(",") if args.models else None
+        print(json.dumps(phase(args._phase, json.loads(args._paths), models)))
         return
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         t0 = time.perf_counter()
@@ -157,7 +162,8 @@ def main() -> None:
         phases = ["arrow+project", "parquet+project", "project"] + (["sqlite ingest"] if args.sqlite else [])
         print(f"{'phase':<16} {'ops':>12} {'wall s':>8} {'ops/s':>14} {'peak B/op':>10} models")
         for name in phases:
-            out = subprocess.run([sys.executable, __file__, "--_phase", name, "--_paths", json.dumps(paths)],
+            extra = ["--models", args.models] if args.models else []
+            out = subprocess.run([sys.executable, __file__, "--_phase", name, "--_paths", json.dumps(paths), *extra],
                                  check=True, capture_output=True, text=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"{r['phase']:<16} {r['ops']:>12,} {r['wall_s']:>8.2f} {r['ops_per_s']:>14,.0f} "

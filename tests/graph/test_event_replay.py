@@ -319,3 +319,16 @@ def test_machine_engines_replace_the_traces(graph_of):
     target, layout, _, notes = machine_units(g, bare)
     assert layout is None and target is g and any("the trace's kept" in n for n in notes)
     assert replay_on_machine(g, dur, bare).schedule.start_s.tolist() == [0.0, 0.1]
+
+
+def test_peak_load_per_key_counts_an_end_before_a_start_at_the_same_instant():
+    """The single pass's check: per link (key), the largest load open at one instant; an interval ending when
+    another starts does not overlap it; keys are independent; a key with no interval peaks at 0."""
+    from nodecast.graph.event_replay import _peak_load
+
+    keys = np.array([0, 0, 0, 2, 2])
+    t0 = np.array([0.0, 1.0, 0.5, 0.0, 0.0])
+    t1 = np.array([1.0, 2.0, 1.5, 1.0, 1.0])
+    load = np.array([1.0, 2.0, 4.0, 3.0, 5.0])
+    # key 0: [0,1) with [0.5,1.5) = 5, then [1,2) with [0.5,1.5) = 6 (the first ended at 1); key 2: 3 + 5 at once
+    assert _peak_load(keys, t0, t1, load, 3).tolist() == [6.0, 0.0, 8.0]

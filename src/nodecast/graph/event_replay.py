@@ -376,21 +376,28 @@ def _units(graph: OpGraph, max_concurrent_kernels: int | None, engines: EngineLa
     return units
 
 
+def _peak_of(t0: np.ndarray, t1: np.ndarray, load: np.ndarray) -> float:
+    """The largest sum of ``load`` over intervals [t0, t1) open at one instant (ends before starts at one time)."""
+    # ends first in the array, so that the stable sort by time puts an end before a start at the same instant
+    order = np.argsort(np.concatenate([t1, t0]), kind="stable")
+    run = np.cumsum(np.concatenate([-load, load])[order])
+    return max(float(run.max()), 0.0)
+
+
 def _peak_load(keys: np.ndarray, t0: np.ndarray, t1: np.ndarray, load: np.ndarray, nkeys: int) -> np.ndarray:
-    """Per key, the largest sum of ``load`` over intervals [t0, t1) open at one instant (ends before starts)."""
+    """Per key, the largest sum of ``load`` over intervals [t0, t1) open at one instant (ends before starts).
+
+    One key at a time, so that the temporaries are those of the largest key, not of all of them.
+    """
     peak = np.zeros(nkeys)
     if keys.size == 0:
         return peak
-    k = np.concatenate([keys, keys])
-    t = np.concatenate([t0, t1])
-    delta = np.concatenate([load, -load])
-    start_last = np.concatenate([np.ones(keys.size, np.int8), np.zeros(keys.size, np.int8)])
-    order = np.lexsort((start_last, t, k))
-    k, delta = k[order], delta[order]
-    run = np.cumsum(delta)
-    first = np.r_[0, np.flatnonzero(k[1:] != k[:-1]) + 1]
-    base = np.repeat(run[first] - delta[first], np.diff(np.r_[first, k.size]))
-    np.maximum.at(peak, k, run - base)
+    order = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(keys[order], np.arange(nkeys + 1))
+    for x in range(nkeys):
+        idx = order[bounds[x]:bounds[x + 1]]
+        if idx.size:
+            peak[x] = _peak_of(t0[idx], t1[idx], load[idx])
     return peak
 
 
@@ -435,21 +442,21 @@ def _single_pass_check(graph: OpGraph, dur: np.ndarray, links: CopyLinks, units:
         t0 = schedule.start_s[net] + links.latency_s[net]
         t1 = schedule.end_s[net]
         rid = links.route[net]
-        keys, a, b, load = [], [], [], []
+        rate = links.rate_bps[net]
+        crossings: dict[int, dict[int, int]] = {}  # link -> {route: times the route crosses it}
         for r, route in enumerate(links.routes):
-            mine = np.flatnonzero(rid == r)
+            for x in route:
+                crossings.setdefault(x, {})
+                crossings[x][r] = crossings[x].get(r, 0) + 1
+        peak = np.zeros(len(links.capacity_bps))
+        times = np.zeros(len(links.routes))
+        for x, by_route in crossings.items():  # one link at a time: temporaries of one link's copies only
+            mine = np.flatnonzero(np.isin(rid, list(by_route)))
             if not mine.size:
                 continue
-            counts: dict[int, int] = {}
-            for x in route:
-                counts[x] = counts.get(x, 0) + 1
-            for x, c in counts.items():
-                keys.append(np.full(mine.size, x, np.int64))
-                a.append(t0[mine])
-                b.append(t1[mine])
-                load.append(c * links.rate_bps[net[mine]])
-        peak = _peak_load(np.concatenate(keys), np.concatenate(a), np.concatenate(b), np.concatenate(load),
-                          len(links.capacity_bps))
+            times[:] = 0
+            times[list(by_route)] = list(by_route.values())
+            peak[x] = _peak_of(t0[mine], t1[mine], times[rid[mine]] * rate[mine])
         ratio = peak / links.capacity_bps
         for x in np.flatnonzero(ratio > 1 + _CAPACITY_REL).tolist():
             over[links.link_names[x]] = float(ratio[x])
@@ -505,6 +512,8 @@ def replay_shared(graph: OpGraph, durations_s: np.ndarray, links: CopyLinks, sta
                                "no op can wait for a copy engine or kernel slot")
         single = replay(graph, dur, start_s)
         over, waits = _single_pass_check(graph, dur, links, units, single)
+        if over or waits:
+            del single  # the event path replaces it: its 16 B per op need not outlive the check
         if not over and not waits:
             return SharedReplay(single, "single-pass", "no link carried more than its capacity and no copy engine "
                                 "or kernel slot more ops than it has: the single pass is exact", ncopies,

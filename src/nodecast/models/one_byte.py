@@ -289,7 +289,7 @@ def resolve_one_byte(
     given = check_given(given_s)
     tc_all = trace.transfer_class if trace is not None else np.zeros(0, dtype=np.int8)
     if classes is None:
-        present = np.unique(tc_all)
+        present = _codes_present(tc_all)
         wanted = [TransferClass(int(c)) for c in present if c != TransferClass.NOT_A_TRANSFER]
     else:
         wanted = [TransferClass(int(c)) for c in classes]
@@ -298,10 +298,18 @@ def resolve_one_byte(
     if trace is not None and len(trace):
         bytes_all = trace["bytes"].astype(np.float64)
         dur_all = trace.duration_ns.astype(np.float64) * 1e-9
-        rates = source_rates_bps(trace, source) if source is not None else None
     else:
         bytes_all = dur_all = np.zeros(0)
-        rates = None
+    rates: list[np.ndarray] = []  # the source's rates per op, computed once, only if an estimate needs them
+
+    def estimate(mask: np.ndarray) -> tuple[float, str, str] | None:
+        b, d = bytes_all[mask], dur_all[mask]
+        est = estimate_from_ops(b, d)  # tiny copies first: they need no rate
+        if est is not None or source is None or trace is None or not len(trace):
+            return est
+        if not rates:
+            rates.append(source_rates_bps(trace, source))
+        return estimate_from_ops(b, d, rates[0][mask])
     is_transfer = tc_all != TransferClass.NOT_A_TRANSFER
     agnostic: tuple[float, str, str] | None | bool = False  # False: not computed yet
 
@@ -333,8 +341,7 @@ def resolve_one_byte(
             continue
         mine = tc_all == klass
         cap = smallest_copy_time(bytes_all[mine], dur_all[mine]) if mine.any() else None
-        est = estimate_from_ops(bytes_all[mine], dur_all[mine], None if rates is None else rates[mine]) \
-            if mine.any() else None
+        est = estimate(mine) if mine.any() else None
         if est is not None:
             value, method, how = est
             origin[klass] = f"trace-{method}"
@@ -342,9 +349,7 @@ def resolve_one_byte(
             prov[klass] = f"{head} estimated from the source trace, {how}: {_us(seconds[klass])}{capped}"
             continue
         if agnostic is False:
-            agnostic = estimate_from_ops(bytes_all[is_transfer], dur_all[is_transfer],
-                                         None if rates is None else rates[is_transfer]) \
-                if is_transfer.any() else None
+            agnostic = estimate(is_transfer) if is_transfer.any() else None
         if agnostic is not None:
             value, method, how = agnostic  # type: ignore[misc]
             origin[klass] = f"trace-all-{method}"
@@ -367,6 +372,14 @@ def resolve_one_byte(
             f"(set it with {given_label} {key}=µs)"
         )
     return OneByteCost(seconds=seconds, origin=origin, provenance=prov)
+
+
+def _codes_present(codes: np.ndarray) -> np.ndarray:
+    """The distinct values of a small-integer code column (``np.unique`` without its sort of every op)."""
+    if not codes.size:
+        return codes
+    low = int(codes.min())
+    return np.flatnonzero(np.bincount((codes.astype(np.int64) - low))) + low
 
 
 def _capped(value: float, cap: tuple[float, int] | None) -> tuple[float, str]:

@@ -324,7 +324,8 @@ class TransferModelBase(ABC):
                 f"{plural(beyond, 'copy', 'copies')} ran on GPUs beyond the target's {count}: device i is mapped to "
                 f"target GPU i mod {count}"
             )
-        dev_t = dev % count if int(dev.max(initial=0)) >= count else dev
+        top = int(dev.max(initial=0))
+        dev_t = dev % count if top >= count else dev
 
         # Host <-> GPU copies over each GPU's host link; pageable ones staged by the driver.
         stated = self.host_memory
@@ -339,7 +340,9 @@ class TransferModelBase(ABC):
         links_used: dict[int, Link] = {}
         for direction, group in (("read", HOST_READ), ("write", HOST_WRITE)):
             in_group = one_gpu & _group_mask(trace, group)
-            gpus = _present(dev_t[in_group], count)
+            # one GPU in the trace (the common case): no per-GPU split to find
+            gpus = (np.array([0]) if in_group.any() else np.array([], int)) if top == 0 else \
+                _present(dev_t[in_group], count)
             for g in gpus:
                 sel = in_group if len(gpus) == 1 else in_group & (dev_t == g)
                 link = target.host_link(int(g))
