@@ -1,14 +1,14 @@
 """``nodecast simulate``: simulate a task-based runtime (StarPU-like) on a hybrid node.
 
-Thin layer over ``nodecast.sim``: parse, build the platform, models and task
-graph, run, print and write files.
+Thin layer over ``nodecast.sim``: parse the options into a ``SimSetup``
+(``nodecast.sim.setup``: platform and kernel models), a task graph and
+runtime options, run, and hand the result to ``nodecast.report``.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -230,79 +230,19 @@ def _schedulers(args) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _starpu_dir(args) -> Path | None:
-    folder = args.starpu_dir or (Path(os.environ["NODECAST_STARPU_DIR"]) if os.environ.get("NODECAST_STARPU_DIR") else None)
-    if folder is not None and not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "folder does not exist"
-        raise InputError(what, path=folder, key="--starpu-dir", hint="Give StarPU's sampling folder (with bus/ and codelets/45/)")
-    return folder
+def _setup(args):
+    """The options that say what the platform and kernel models are built from (``nodecast.sim.setup``)."""
+    from nodecast.sim.setup import SimSetup
 
-
-def _platform_and_models(args, machine: str | None = None):
-    """The platform and kernel models the options describe; ``machine`` replaces ``--starpu-machine``."""
-    from nodecast.sim.perfmodel import KernelModels, load_samples_csv
-    from nodecast.sim.platform import Platform
-
-    folder = _starpu_dir(args)
-    machine = machine or args.starpu_machine
-    node = None  # the nodecast Machine behind the platform, when there is one
-    if args.platform is not None:
-        plat = Platform.from_starpu(args.platform)
-        machine = machine or plat.name
-    elif args.machine is not None:
-        node = _load_machine(args.machine)
-        plat = Platform.from_machine(node)
-    else:
-        if folder is None or machine is None:
-            raise InputError(
-                "no platform given",
-                key="--starpu-dir",
-                hint="Give --starpu-dir and --starpu-machine (e.g. attila), --platform FILE or --machine NAME",
-            )
-        xml = _starpu_platform_file(folder, machine)
-        if xml is None:
-            raise InputError(f"no platform file for machine {machine!r}", path=folder / "bus", key="--starpu-machine",
-                             hint=f"Machines there: {_machines_there(folder)}")
-        plat = Platform.from_starpu(xml)
-    if args.gpus is not None:
-        plat = plat.with_gpu_count(args.gpus)
-    if args.gpu_memory is not None:
-        plat = plat.with_gpu_memory(_parse_bytes(args.gpu_memory))
-    if args.bandwidth_scale is not None:
-        plat = plat.with_bandwidth_scale(args.bandwidth_scale, args.bandwidth_links)
-    fixed = _kernel_times(args)
-    provider = (lambda q: fixed.get(q.kernel)) if fixed else None
-    samples = load_samples_csv(args.samples) if args.samples else None
-    codelets = folder / "codelets" / "45" if folder is not None else None
-    fallback, scale = _roofline_hooks(args, node)
-    models = KernelModels(
-        codelets,
-        machine or plat.name,
-        provider=provider,
-        fallback=fallback,
-        scale=scale,
-        mode=args.kernel_times,
-        seed=args.seed,
-        samples=samples,
+    return SimSetup(
+        starpu_dir=args.starpu_dir, starpu_machine=args.starpu_machine, platform_file=args.platform,
+        machine=args.machine, gpus=args.gpus,
+        gpu_memory_bytes=_parse_bytes(args.gpu_memory) if args.gpu_memory is not None else None,
+        bandwidth_scale=args.bandwidth_scale, bandwidth_links=args.bandwidth_links,
+        kernel_times_s=_kernel_times(args), kernel_time_mode=args.kernel_times, samples=args.samples, seed=args.seed,
+        precision=args.precision, roofline_missing=args.roofline_missing,
+        kernels_measured_on=args.kernels_measured_on, roofline_gpu=args.roofline_gpu,
     )
-    if node is not None and codelets is not None and machine is not None and scale is None:
-        plat.notes.append(_foreign_models_note(folder, machine, node))
-    return plat, models
-
-
-def _starpu_platform_file(folder: Path, machine: str) -> Path | None:
-    """``bus/<machine>.platform.v4.xml`` (the newer SimGrid dialect) or ``.platform.xml`` in StarPU's folder, None if neither."""
-    for name in (f"{machine}.platform.v4.xml", f"{machine}.platform.xml"):
-        xml = folder / "bus" / name
-        if xml.exists():
-            return xml
-    return None
-
-
-def _machines_there(folder: Path) -> str:
-    """The machines with a platform file in ``folder/bus``, comma-separated ("none" when there is none)."""
-    names = sorted({p.name.split(".platform")[0] for p in (folder / "bus").glob("*.platform*.xml")})
-    return ", ".join(names) or "none"
 
 
 def _kernel_times(args) -> dict[str, float]:
@@ -334,56 +274,6 @@ def _check_kernel_times(args, graph) -> None:
             key="--kernel-time",
             hint=f"Its kernels are: {', '.join(kernels)}",
         )
-
-
-def _foreign_models_note(folder: Path, machine: str, node) -> str:
-    """Say that StarPU's kernel times of ``machine`` run unchanged on ``node``'s (probably other) GPUs."""
-    from nodecast.sim.platform import Platform
-
-    measured_on = ""
-    xml = _starpu_platform_file(folder, machine)
-    if xml is not None:
-        try:
-            measured_on = f" ({', '.join(dict.fromkeys(Platform.from_starpu(xml).gpu_models))})"
-        except InputError:
-            pass
-    return (
-        f"kernel durations are StarPU's measurements on {machine!r}{measured_on}, used unchanged on "
-        f"{node.name}'s {node.gpu.model}; leave out --starpu-dir and add --roofline-missing for roofline times of that GPU"
-    )
-
-
-def _load_machine(name: str):
-    from nodecast.machines import load_machine, load_machine_file
-
-    return load_machine_file(name) if name.endswith(".toml") else load_machine(name)
-
-
-def _roofline_hooks(args, node):
-    """The kernel-time fallback of ``--roofline-missing`` and the scale of ``--kernels-measured-on`` (None when not asked)."""
-    wanted = [opt for opt, on in (("--roofline-missing", args.roofline_missing), ("--kernels-measured-on", args.kernels_measured_on)) if on]
-    if args.roofline_gpu is not None and not wanted:
-        raise InputError("--roofline-gpu only matters with --roofline-missing or --kernels-measured-on", key="--roofline-gpu")
-    if not wanted:
-        return None, None
-    from nodecast.models.roofline import gpu_figures
-    from nodecast.sim.kernel_roofline import RooflineKernelTimes, RooflineRatio
-
-    if args.roofline_gpu is not None:
-        node = _load_machine(args.roofline_gpu)
-    if node is None:
-        raise InputError(
-            f"{' and '.join(wanted)} needs the simulated GPU's peaks",
-            key="--roofline-gpu",
-            hint="Give --roofline-gpu MACHINE (catalogue name or TOML), or build the platform with --machine",
-        )
-    target = gpu_figures(node)
-    fallback = RooflineKernelTimes(target, args.precision) if args.roofline_missing else None
-    scale = None
-    if args.kernels_measured_on:
-        source = gpu_figures(_load_machine(args.kernels_measured_on))
-        scale = RooflineRatio(source, target, args.precision)
-    return fallback, scale
 
 
 def _options(args, scheduler: str, trace: bool):
@@ -443,6 +333,7 @@ def _progress(total: int, label: str):
 # ------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
     from nodecast.sim.runtime import Simulation
+    from nodecast.sim.setup import platform_node
 
     if args.compare_reference is not None:
         _check_args(args, sweep=True)
@@ -453,7 +344,10 @@ def run(args: argparse.Namespace) -> int:
         sizes = [None]
     sweep = len(sizes) > 1 or len(schedulers) > 1
     _check_args(args, sweep)
-    plat, models = _platform_and_models(args)
+    from nodecast.sim.setup import platform_and_models
+
+    setup = _setup(args)
+    plat, models = platform_and_models(setup)
     if sweep and (args.trace or args.gantt):
         raise InputError("--trace and --gantt need a single run", hint="Drop --sizes or give one scheduler")
     if not sweep:
@@ -461,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
         _check_kernel_times(args, graph)
         want_trace = bool(args.trace or args.gantt or args.html)  # the page draws the schedule
         res = Simulation(graph, plat, models, _options(args, schedulers[0], want_trace)).run()
-        _outputs(args, res, trace=True, gantt=True, machine=_platform_machine(args))
+        _outputs(args, res, trace=True, gantt=True, machine=platform_node(setup))
         return 0
     from nodecast.sim.sweep import run_sweep
 
@@ -474,13 +368,8 @@ def run(args: argparse.Namespace) -> int:
         result = run_sweep(_options(args, schedulers[0], False), plat, models, app=args.app, sizes=sizes,
                            schedulers=schedulers, block_size=args.block_size, precision=args.precision, graph=dag,
                            jobs=jobs, address=args.cluster, progress=lambda _: progress.advance(task))
-    _outputs(args, result, machine=_platform_machine(args))
+    _outputs(args, result, machine=platform_node(setup))
     return 0
-
-
-def _platform_machine(args):
-    """The nodecast Machine the platform was built from (``--machine``), for the page's inputs; None otherwise."""
-    return _load_machine(args.machine) if args.machine is not None and args.platform is None else None
 
 
 def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=None) -> None:
@@ -507,8 +396,10 @@ def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=
 
 def _compare(args) -> int:
     from nodecast.sim.reference import compare_reference, load_reference, load_setups, select_rows
+    from nodecast.sim.setup import machines_there, platform_and_models, platform_node, starpu_dir, starpu_platform_file
 
-    folder = _starpu_dir(args)
+    setup = _setup(args)
+    folder = starpu_dir(setup)
     default_machine = args.starpu_machine or "attila"
     if args.compare_reference:
         csv_path = Path(args.compare_reference)
@@ -532,9 +423,9 @@ def _compare(args) -> int:
                          hint="Give --starpu-dir (StarPU's sampling folder) or set NODECAST_STARPU_DIR")
 
     def load(machine: str):
-        if override is None and _starpu_platform_file(folder, machine) is None:
-            raise InputError(f"no platform file for it in {folder / 'bus'} (machines there: {_machines_there(folder)})")
-        return _platform_and_models(args, machine)
+        if override is None and starpu_platform_file(folder, machine) is None:
+            raise InputError(f"no platform file for it in {folder / 'bus'} (machines there: {machines_there(folder)})")
+        return platform_and_models(setup, machine)
 
     setups = load_setups(
         rows,
@@ -546,5 +437,5 @@ def _compare(args) -> int:
     with progress:
         result = compare_reference(table, rows, setups, options=_options(args, "dmda", False),
                                    progress=lambda _: progress.advance(task), jobs=_jobs(args), address=args.cluster)
-    _outputs(args, result, machine=_platform_machine(args))
+    _outputs(args, result, machine=platform_node(setup))
     return 0

@@ -22,6 +22,7 @@ Modules (one concern each):
 ``outputs``       ``SimResult`` (one run's result: summary, tables, schedule, headline) and its Chrome trace
 ``reference``     comparison with StarPU+SimGrid's own predictions (``ReferenceComparison``)
 ``sweep``         many independent simulations at once (Dask: local cluster or a scheduler address); ``SweepResult``
+``setup``         the platform and kernel models from what a user names (StarPU folder, platform file, machine): ``SimSetup``
 
 Terminal text, figures (Gantt, GFlop/s against size) and HTML pages of these
 results are drawn by ``nodecast.report`` (``terminal``, ``figures``, ``html``).
