@@ -318,3 +318,19 @@ def test_time_strictly_grows_and_never_beats_raw_rate(klass, kind, n, name):
     assert t[0] >= n / rate * (1 - 1e-12)
     if n > 0:
         assert n / t[0] <= rate * (1 + 1e-12)  # effective bandwidth never exceeds the raw rate
+
+
+def test_one_byte_cost_follows_the_source_machine_values():
+    """A source machine of the same name and file with other measured 1-byte costs gets its own L+O, not the last one."""
+    from dataclasses import replace
+
+    from nodecast.machines.schema import Measured
+
+    trace = ops(TC.HTOD_PINNED, [1, 1, 1, MIB])
+    target = load_machine("summit")
+    AheadModel().project(trace, TITAN, target)  # L+O from the trace's tiny copies (0.5 µs)
+    measured = replace(TITAN, measured=replace(TITAN.measured or Measured(origin="test"),
+                                               one_byte_s={"htod_pinned": 5e-6}))
+    with_lo = AheadModel().project(trace, measured, target).time_s
+    without = AheadNoLatencyModel().project(trace, measured, target).time_s
+    np.testing.assert_allclose(with_lo - without, 5e-6, rtol=1e-9)

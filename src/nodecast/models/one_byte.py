@@ -295,21 +295,16 @@ def resolve_one_byte(
         wanted = [TransferClass(int(c)) for c in classes]
     wanted = sorted(set(wanted))
 
-    if trace is not None and len(trace):
-        bytes_all = trace["bytes"].astype(np.float64)
-        dur_all = trace.duration_ns.astype(np.float64) * 1e-9
-    else:
-        bytes_all = dur_all = np.zeros(0)
+    copies = _Copies(trace) if trace is not None and len(trace) else None
     rates: list[np.ndarray] = []  # the source's rates per op, computed once, only if an estimate needs them
 
     def estimate(mask: np.ndarray) -> tuple[float, str, str] | None:
-        b, d = bytes_all[mask], dur_all[mask]
-        est = estimate_from_ops(b, d)  # tiny copies first: they need no rate
-        if est is not None or source is None or trace is None or not len(trace):
+        est = copies.tiny_estimate(mask)  # type: ignore[union-attr]  # tiny copies first: they need no rate
+        if est is not None or source is None:
             return est
         if not rates:
-            rates.append(source_rates_bps(trace, source))
-        return estimate_from_ops(b, d, rates[0][mask])
+            rates.append(source_rates_bps(trace, source))  # type: ignore[arg-type]
+        return estimate_from_ops(copies.bytes_[mask], copies.seconds_all()[mask], rates[0][mask])  # type: ignore[union-attr]
     is_transfer = tc_all != TransferClass.NOT_A_TRANSFER
     agnostic: tuple[float, str, str] | None | bool = False  # False: not computed yet
 
@@ -340,7 +335,7 @@ def resolve_one_byte(
             )
             continue
         mine = tc_all == klass
-        cap = smallest_copy_time(bytes_all[mine], dur_all[mine]) if mine.any() else None
+        cap = copies.smallest_copy_time(mine) if mine.any() else None  # type: ignore[union-attr]
         est = estimate(mine) if mine.any() else None
         if est is not None:
             value, method, how = est
@@ -372,6 +367,85 @@ def resolve_one_byte(
             f"(set it with {given_label} {key}=µs)"
         )
     return OneByteCost(seconds=seconds, origin=origin, provenance=prov)
+
+
+def bytes_float64(trace: Trace) -> np.ndarray:
+    """The trace's ``bytes`` column as float64 (bytes), once per trace (``Trace.memo``; read-only)."""
+
+    def compute() -> np.ndarray:
+        n = trace["bytes"].astype(np.float64)
+        n.flags.writeable = False
+        return n
+
+    return trace.memo("bytes-float64", compute)
+
+
+class _Copies:
+    """A trace's copy sizes (bytes) and GPU times (s) as the estimates of step 4 read them.
+
+    ``smallest_copy_time(mask)`` and ``tiny_estimate(mask)`` give what ``smallest_copy_time`` and
+    ``estimate_from_ops`` (without rates) give for the ops of ``mask``, from whole-trace masks and the
+    times of the few copies they use: no gather of the masked ops' sizes and times.
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        # NOTE: the int64 column compares to a float exactly as its float64 conversion does (numpy converts).
+        self.sizes = trace["bytes"]
+        # A time > 0 s is a duration > 0 ns (isfinite always holds for a time from integer ns).
+        self.timed = trace.duration_ns > 0
+        self._seconds: np.ndarray | None = None
+        self._last: tuple[np.ndarray, tuple[float | None, np.ndarray, np.ndarray]] | None = None
+
+    def seconds(self, rows: np.ndarray) -> np.ndarray:
+        """GPU time of the ops ``rows``, s."""
+        return (self.trace["end_ns"][rows] - self.trace["start_ns"][rows]).astype(np.float64) * 1e-9
+
+    @property
+    def bytes_(self) -> np.ndarray:
+        """Size of every op as float64, bytes (for the latency-bound estimate only)."""
+        return bytes_float64(self.trace)
+
+    def seconds_all(self) -> np.ndarray:
+        """GPU time of every op, s (formed once, for the latency-bound estimate only)."""
+        if self._seconds is None:
+            self._seconds = self.trace.duration_ns.astype(np.float64) * 1e-9
+        return self._seconds
+
+    def _timed_small(self, mask: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray]:
+        """(smallest size with a time or None, rows of the copies of <= SMALL_BYTES with a time, their times in s)
+        among the ops of ``mask``; the last mask's answer is kept (the cap and the estimate read the same)."""
+        if self._last is not None and self._last[0] is mask:
+            return self._last[1]
+        ok = mask & self.timed
+        b = self.sizes
+        smallest = float(np.min(b, where=ok, initial=np.iinfo(b.dtype).max)) if ok.any() else None
+        rows = np.flatnonzero(ok & (b <= SMALL_BYTES)) if smallest is not None and smallest <= SMALL_BYTES else \
+            np.zeros(0, dtype=np.intp)
+        answer = (smallest, rows, self.seconds(rows))
+        self._last = (mask, answer)
+        return answer
+
+    def smallest_copy_time(self, mask: np.ndarray) -> tuple[float, int] | None:
+        """``smallest_copy_time`` of the ops of ``mask``."""
+        smallest, rows, seconds = self._timed_small(mask)
+        if smallest is None:
+            return None
+        if smallest > SMALL_BYTES:  # no copy of <= SMALL_BYTES: those of the smallest size
+            rows = np.flatnonzero(mask & self.timed & (self.sizes <= smallest))
+            seconds = self.seconds(rows)
+        return float(np.median(seconds)), int(float(self.sizes[rows].max()))
+
+    def tiny_estimate(self, mask: np.ndarray) -> tuple[float, str, str] | None:
+        """``estimate_from_ops`` of the ops of ``mask`` without rates: their copies of <= ``SMALL_BYTES``."""
+        smallest, rows, seconds = self._timed_small(mask)
+        if smallest is not None and smallest < 0:  # sizes below 0 are not copies an estimate reads
+            keep = self.sizes[rows] >= 0
+            rows, seconds = rows[keep], seconds[keep]
+        if len(rows) < MIN_SMALL_OPS:
+            return None
+        value = float(np.median(seconds))
+        return value, "small", f"median GPU time of {len(rows):,} copies of <= {SMALL_BYTES} B (AHEAD's 1-byte measurement)"
 
 
 def _codes_present(codes: np.ndarray) -> np.ndarray:

@@ -54,7 +54,7 @@ from nodecast.machines.schema import Measured
 from nodecast.models import pageable
 from nodecast.models.base import ModelResult, register
 from nodecast.models.baselines import PeakBandwidthModel
-from nodecast.models.transfer import (UNKNOWN_HOST, UNKNOWN_HOST_NOTE, AheadModel, TransferModelBase, _isin,
+from nodecast.models.transfer import (UNKNOWN_HOST, UNKNOWN_HOST_NOTE, AheadModel, TransferModelBase, _group_mask,
                                       unknown_host_note)
 from nodecast.report.words import plural
 from nodecast.traces.kinds import TransferClass
@@ -127,7 +127,7 @@ class SourceScaledModel:
                          f"projection > 0: {self.base.name}'s absolute projection kept")
         notes.extend(n for n in on_target.notes if UNKNOWN_HOST_NOTE not in n)
         low = high = None
-        unknown = handled & _isin(trace.transfer_class, UNKNOWN_HOST)
+        unknown = handled & _group_mask(trace, UNKNOWN_HOST)
         if on_target.low_s is not None and on_target.high_s is not None:
             ends = []
             for t_end, s_end in ((on_target.low_s, on_source.low_s), (on_target.high_s, on_source.high_s)):

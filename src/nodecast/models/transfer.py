@@ -78,11 +78,13 @@ from nodecast.errors import InputError
 from nodecast.machines.topology import bottleneck, raw_rate_bps
 from nodecast.models import c2c, nvlink, pageable, pcie
 from nodecast.models.base import ModelResult, register
-from nodecast.models.one_byte import OneByteCost, resolve_one_byte
+from nodecast.models.one_byte import OneByteCost, bytes_float64, resolve_one_byte
 from nodecast.report.words import plural
 from nodecast.traces.kinds import HOST_MEMORY_KINDS, TransferClass
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nodecast.machines.schema import Link, Machine
     from nodecast.traces.trace import Trace
 
@@ -132,21 +134,121 @@ def unknown_host_note(unknown: np.ndarray, stated: str | None, pageable_s: np.nd
 
 
 def _isin(classes: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray:
-    # A lookup table over the few class codes: one gather instead of np.isin's sort/hash.
-    lut = np.zeros(len(TransferClass), dtype=bool)
-    lut[[int(c) for c in group]] = True
-    return lut[classes]
+    # NOTE: one comparison per class, not a lookup table: a gather by int8 codes costs ~20 comparisons.
+    mask = np.zeros(classes.shape, dtype=bool)
+    for c in sorted({int(c) for c in group}):
+        mask |= classes == c
+    return mask
+
+
+def _class_counts(trace: Trace) -> np.ndarray:
+    """Ops of ``trace`` per TransferClass code (int64, indexed by code), computed once per trace (read-only)."""
+
+    def count() -> np.ndarray:
+        tc = trace.transfer_class
+        out = np.zeros(len(TransferClass), dtype=np.int64)
+        if tc.size:
+            low, high = int(tc.min()), int(tc.max())
+            if low == high:  # one class only (a benchmark, a trace of copies of one kind): no pass per class
+                out[low] = tc.size
+            else:
+                for c in range(low, high + 1):
+                    out[c] = np.count_nonzero(tc == c)
+        out.flags.writeable = False
+        return out
+
+    return trace.memo("transfer-class-counts", count)
+
+
+def _count(counts: np.ndarray, group: tuple[TransferClass, ...]) -> int:
+    """Ops of the classes of ``group``, from ``_class_counts``."""
+    return int(sum(int(counts[c]) for c in set(group)))
 
 
 def _group_mask(trace: Trace, group: tuple[TransferClass, ...]) -> np.ndarray:
     """Ops whose class is in ``group``, computed once per trace (read-only)."""
     key = ("transfer-class-group", tuple(sorted(int(c) for c in group)))
-    return trace.memo(key, lambda: _isin(trace.transfer_class, group))
+
+    def compute() -> np.ndarray:
+        counts = _class_counts(trace)
+        present = tuple(c for c in group if counts[c])
+        k = _count(counts, present)
+        n_ops = len(trace)
+        mask = np.ones(n_ops, dtype=bool) if k == n_ops else _isin(trace.transfer_class, present)
+        mask.flags.writeable = False
+        return mask
+
+    return trace.memo(key, compute)
 
 
 def _present(values: np.ndarray, size: int) -> np.ndarray:
     """Distinct small non-negative integers in ``values`` (np.unique without the sort/hash)."""
     return np.flatnonzero(np.bincount(values, minlength=size))
+
+
+def _fresh(values: object, n_ops: int) -> bool:
+    """Whether ``values`` is a float64 array of ``n_ops`` that owns its memory (a formula's new result)."""
+    return (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.shape == (n_ops,)
+            and values.flags.owndata and values.flags.writeable)
+
+
+class _Filler:
+    """Per-op projected times (s) filled one selection of ops at a time; NaN where nothing was filled."""
+
+    def __init__(self, n_ops: int, n: np.ndarray) -> None:
+        self.n_ops, self.n = n_ops, n
+        self._values: np.ndarray | None = None
+
+    @property
+    def values(self) -> np.ndarray:
+        """The array (seconds), allocated NaN on first use."""
+        if self._values is None:
+            self._values = np.full(self.n_ops, np.nan)
+        return self._values
+
+    def fill(self, sel: np.ndarray, formula: Callable[[np.ndarray], np.ndarray | None]) -> None:
+        """``values[sel] = formula(n[sel])``, unless the formula gives None (bytes -> seconds, elementwise)."""
+        k = np.count_nonzero(sel)
+        if not k:
+            return
+        if 2 * k < self.n_ops:
+            out = formula(self.n[sel])
+            if out is not None:
+                self.values[sel] = out
+            return
+        # NOTE: most ops selected (a benchmark, a trace of copies): the formula over the whole column costs
+        # less than gathering the selection and scattering it back; the other ops' values are dropped. An
+        # elementwise formula gives every selected op the value it gives it alone.
+        out = formula(self.n)
+        if out is None:
+            return
+        if self._values is None and out is not self.n and _fresh(out, self.n_ops):
+            if k < self.n_ops:
+                np.copyto(out, np.nan, where=~sel)
+            self._values = out  # a new array: kept, not copied
+        else:
+            np.copyto(self.values, out, where=sel)
+
+
+def _add_per_class(time_s: np.ndarray, lo: OneByteCost, handled: np.ndarray, tc: np.ndarray, present: set[int],
+                   every: bool) -> None:
+    """``time_s[handled] += L+O of each op's class`` in place (seconds; 0 for a class ``lo`` does not resolve).
+
+    ``present``: the classes of the handled ops; ``every``: whether every op is handled. One masked add per
+    distinct value, no gather of the per-op values.
+    """
+    by_value: dict[float, list[int]] = {}
+    for c in sorted(present):
+        by_value.setdefault(float(lo.seconds.get(TransferClass(c), 0.0)), []).append(c)
+    if len(by_value) == 1:
+        (value,) = by_value
+        if every:
+            time_s += value
+        else:
+            np.add(time_s, value, out=time_s, where=handled)
+        return
+    for value, codes in by_value.items():
+        np.add(time_s, value, out=time_s, where=handled & _isin(tc, tuple(TransferClass(c) for c in codes)))
 
 
 def pcie_params(link: Link, *, framing: bool = True, first_request: Literal["min", "mrrs"] = "min") -> pcie.PCIeParams:
@@ -249,20 +351,28 @@ class TransferModelBase(ABC):
 
     # -- Model protocol -------------------------------------------------------
     def accepts(self, trace: Trace) -> np.ndarray:
-        """Boolean mask of the copies this model projects (all but HtoH and unclassified)."""
+        """Boolean mask of the copies this model projects (all but HtoH and unclassified).
+
+        The projection counts the accepted ops by class (``_class_counts``): subclasses do not override this.
+        """
         return _group_mask(trace, HANDLED)
 
     def _classes_present(self, trace: Trace) -> list[TransferClass]:
-        """Transfer classes of the ops this model accepts (once per trace)."""
-        return trace.memo(("classes-accepted", type(self).accepts),
-                          lambda: [TC(int(c)) for c in _present(trace.transfer_class[self.accepts(trace)], len(TC))])
+        """Transfer classes of the ops this model accepts (once per trace), in code order."""
+        return trace.memo("classes-accepted",
+                          lambda: sorted(c for c in set(HANDLED) if _class_counts(trace)[c]))
 
     def one_byte(self, trace: Trace, source: Machine | None, target: Machine) -> OneByteCost:
         """L+O per class present in ``trace`` (see ``nodecast.models.one_byte``)."""
         present = self._classes_present(trace)
 
-        def machine_key(m: Machine | None) -> tuple[str, str] | None:
-            return None if m is None else (m.name, str(m.path))
+        def machine_key(m: Machine | None) -> tuple[object, ...] | None:
+            # what the resolution reads of the source: its name (in the notes), its measured 1-byte costs,
+            # and its GPUs, sockets and links (the rates of the latency-bound estimate)
+            if m is None:
+                return None
+            measured = m.measured.one_byte_s if m.measured is not None else {}
+            return (m.name, str(m.path), tuple(sorted(measured.items())), repr(m.gpu), repr(m.cpu), repr(m.links))
 
         given = tuple(sorted(self.one_byte_given_s.items()))
         # The target enters the resolution only through its measured 1-byte costs (and its name beside them):
@@ -297,34 +407,46 @@ class TransferModelBase(ABC):
                            notes=list(result.notes))
 
     def _project(self, trace: Trace, source: Machine, target: Machine) -> ModelResult:
+        # NOTE: the whole-trace work is sized by what the trace holds: the class counts (once per trace) say
+        # which groups have no op (skipped) or every op (their mask is the accepted one), so a trace of one
+        # kind of copy costs one pass per formula, with no gather or scatter by mask.
         n_ops = len(trace)
-        time_s = np.full(n_ops, np.nan)
         notes: list[str] = []
         tc = trace.transfer_class
+        counts = _class_counts(trace)
         handled = self.accepts(trace)
-        if not handled.any():
+        n_handled = _count(counts, HANDLED)
+        if not n_handled:
             notes.append("no copies this model handles in the trace")
-            return ModelResult(self.name, time_s, notes=notes)
+            return ModelResult(self.name, np.full(n_ops, np.nan), notes=notes)
+
+        def within(mask: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray | None:
+            """``mask`` & the group's ops; None when the group has no op (``mask`` itself when it has every op)."""
+            k = _count(counts, group)
+            if not k:
+                return None
+            return mask if k == n_ops else mask & _group_mask(trace, group)
 
         count = target.gpu.count
-        n = trace["bytes"].astype(np.float64)
-        transfer = time_s  # filled in place: one fewer whole-trace array
+        n = bytes_float64(trace)
+        transfer = _Filler(n_ops, n)  # the projected times, filled per selection
 
         # NOTE: device columns stay int16 (2 B/op); src/dst are only looked at
         # for the GPU-to-GPU copies, usually few.
-        dev = np.maximum(trace["device"], 0)
-        g2g = handled & _group_mask(trace, GPU_TO_GPU)
-        one_gpu = handled & ~g2g
-        g2g_rows = np.flatnonzero(g2g)
+        top = max(int(trace["device"].max()), 0) if n_ops else 0
+        dev = np.maximum(trace["device"], 0) if top else None
+        g2g = within(handled, GPU_TO_GPU)
+        one_gpu = handled if g2g is None else handled & ~g2g
+        g2g_rows = np.flatnonzero(g2g) if g2g is not None else np.zeros(0, dtype=np.intp)
         src = np.maximum(trace["src_device"][g2g_rows], 0).astype(np.int64)
         dst = np.maximum(trace["dst_device"][g2g_rows], 0).astype(np.int64)
-        beyond = int((one_gpu & (dev >= count)).sum()) + int(((src >= count) | (dst >= count)).sum())
+        beyond = (int(np.count_nonzero(one_gpu & (dev >= count))) if top >= count else 0) + \
+            int(((src >= count) | (dst >= count)).sum())
         if beyond:
             notes.append(
                 f"{plural(beyond, 'copy', 'copies')} ran on GPUs beyond the target's {count}: device i is mapped to "
                 f"target GPU i mod {count}"
             )
-        top = int(dev.max(initial=0))
         dev_t = dev % count if top >= count else dev
 
         # Host <-> GPU copies over each GPU's host link; pageable ones staged by the driver.
@@ -332,14 +454,18 @@ class TransferModelBase(ABC):
         if stated is not None and stated not in HOST_MEMORY_KINDS:
             raise InputError(f"unknown host memory kind {stated!r}", key="--host-memory",
                              hint=f"Known: {', '.join(HOST_MEMORY_KINDS)}")
-        unknown = one_gpu & _group_mask(trace, UNKNOWN_HOST)
-        staged = one_gpu & _group_mask(trace, PAGEABLE)
-        if stated != "pinned":
-            staged = staged | unknown
-        pinned_alt = np.full(n_ops, np.nan) if stated is None and unknown.any() else None
+        unknown = within(one_gpu, UNKNOWN_HOST)
+        if unknown is not None and not unknown.any():
+            unknown = None
+        staged = within(one_gpu, PAGEABLE)
+        if stated != "pinned" and unknown is not None:
+            staged = unknown if staged is None else staged | unknown
+        pinned_alt = np.full(n_ops, np.nan) if stated is None and unknown is not None else None
         links_used: dict[int, Link] = {}
         for direction, group in (("read", HOST_READ), ("write", HOST_WRITE)):
-            in_group = one_gpu & _group_mask(trace, group)
+            in_group = within(one_gpu, group)
+            if in_group is None:
+                continue
             # one GPU in the trace (the common case): no per-GPU split to find
             gpus = (np.array([0]) if in_group.any() else np.array([], int)) if top == 0 else \
                 _present(dev_t[in_group], count)
@@ -347,29 +473,28 @@ class TransferModelBase(ABC):
                 sel = in_group if len(gpus) == 1 else in_group & (dev_t == g)
                 link = target.host_link(int(g))
                 links_used[int(g)] = link
-                transfer[sel] = self._link_time_s(link, n[sel], direction)  # type: ignore[arg-type]
+                transfer.fill(sel, lambda x, link=link, direction=direction: self._link_time_s(link, x, direction))
                 if pinned_alt is not None:
-                    alt = sel & unknown
-                    pinned_alt[alt] = transfer[alt]
-                pg = sel & staged
-                if pg.any():
-                    t = self._pageable_time_s(link, n[pg], direction, target)  # type: ignore[arg-type]
-                    if t is not None:
-                        transfer[pg] = t
+                    np.copyto(pinned_alt, transfer.values, where=sel & unknown)
+                if staged is not None:
+                    transfer.fill(sel & staged, lambda x, link=link, direction=direction:
+                                  self._pageable_time_s(link, x, direction, target))
         for g, link in sorted(links_used.items()):
             notes.append(f"gpu{g} host link on {target.name}: {self._link_note(link)}")
 
-        dtod = one_gpu & (tc == TC.DTOD)
-        if dtod.any():
-            transfer[dtod] = self._dtod_time_s(n[dtod], target)
+        dtod = within(one_gpu, (TC.DTOD,))
+        if dtod is not None and dtod.any():
+            transfer.fill(dtod, lambda x: self._dtod_time_s(x, target))
+        time_s = transfer.values
 
         # GPU <-> GPU copies over the route between the two GPUs.
+        removed = 0
         if len(g2g_rows):
             src, dst = src % count, dst % count
             same = src == dst
             if same.any():
                 rows = g2g_rows[same]
-                transfer[rows] = self._dtod_time_s(n[rows], target)
+                time_s[rows] = self._dtod_time_s(n[rows], target)
                 notes.append(
                     f"{plural(int(same.sum()), 'GPU-to-GPU copy', 'GPU-to-GPU copies')} land on one GPU of "
                     f"{target.name}: projected as device-to-device copies"
@@ -383,16 +508,17 @@ class TransferModelBase(ABC):
                 except InputError:
                     notes.append(f"no route between gpu{s} and gpu{d} on {target.name}: "
                                  f"{plural(len(rows), 'copy', 'copies')} not projected")
-                    transfer[rows] = np.nan
-                    handled = handled.copy()  # the accepted mask is shared through the trace's memo
+                    time_s[rows] = np.nan
+                    handled = handled.copy() if not removed else handled  # the accepted mask is shared (memo)
                     handled[rows] = False
+                    removed += len(rows)
                     continue
                 link = bottleneck(route)
-                transfer[rows] = self._link_time_s(link, n[rows], "write")
+                time_s[rows] = self._link_time_s(link, n[rows], "write")
                 hops = " -> ".join(lk.id for lk in route)
                 notes.append(f"gpu{s} -> gpu{d} on {target.name}: route {hops}; slowest {self._link_note(link)}")
 
-        present = {int(c) for c in self._classes_present(trace)} if handled is self.accepts(trace) else \
+        present = {int(c) for c in self._classes_present(trace)} if not removed else \
             {int(c) for c in _present(tc[handled], len(TC))}
         if present & {int(c) for c in MANAGED}:
             k = int((handled & _group_mask(trace, MANAGED)).sum())
@@ -402,23 +528,24 @@ class TransferModelBase(ABC):
             )
         notes.extend(self._method_notes(target, present))
 
-        latency = None
+        lo = None
+        every = n_handled - removed == n_ops
         if self.include_latency:
             lo = self.one_byte(trace, source, target)
             notes.extend(lo.notes())
-            latency = lo.per_op(tc[handled])
-            time_s[handled] += latency
+            _add_per_class(time_s, lo, handled, tc, present, every)
         else:
             notes.append("L+O (1-byte cost) left out")
 
-        skipped = int((~handled & (tc != TC.NOT_A_TRANSFER)).sum())
+        # handled ops are all copies (HANDLED has no NOT_A_TRANSFER), so the copies left are the rest
+        skipped = (n_ops - int(counts[TC.NOT_A_TRANSFER])) - (n_handled - removed)
         if skipped:
             notes.append(f"{plural(skipped, 'copy', 'copies')} of kind HtoH or unclassified not projected (NaN)")
         low = high = None
-        if unknown.any():
+        if unknown is not None:
             if pinned_alt is not None:
-                if latency is not None:
-                    pinned_alt[handled] += latency
+                if lo is not None:
+                    _add_per_class(pinned_alt, lo, handled, tc, present, every)
                 low = np.fmin(time_s, np.where(unknown, pinned_alt, time_s))
                 high = np.fmax(time_s, np.where(unknown, pinned_alt, time_s))
             notes.append(unknown_host_note(unknown, stated, time_s, pinned_alt))
