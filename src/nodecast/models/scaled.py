@@ -66,6 +66,18 @@ if TYPE_CHECKING:
 _STAGED = {"read": TransferClass.HTOD_PAGEABLE, "write": TransferClass.DTOH_PAGEABLE}
 
 
+def measured_seconds(trace: Trace) -> np.ndarray:
+    """GPU time of every op measured on the source, s, once per trace (``Trace.memo``; read-only)."""
+
+    def compute() -> np.ndarray:
+        seconds = trace.duration_ns.astype(np.float64)
+        seconds *= 1e-9
+        seconds.flags.writeable = False
+        return seconds
+
+    return trace.memo("measured-seconds", compute)
+
+
 class SourceScaledModel:
     """``T_measured * M(target) / M(source)`` for the copies the base transfer model ``M`` projects."""
 
@@ -108,7 +120,7 @@ class SourceScaledModel:
         on_target = self.base.project(trace, source, target)
         if not on_target.handled.any():
             return ModelResult(self.name, on_target.time_s, notes=on_target.notes)
-        measured = trace.duration_ns.astype(np.float64) * 1e-9
+        measured = measured_seconds(trace)
         rates = self._source_copy_rates(trace, source, measured) if getattr(self.base, "pipelined_staging", False) \
             else {}
         on_source, source_notes = self._calibrated(trace, source, source, rates)
@@ -118,7 +130,9 @@ class SourceScaledModel:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = on_target.time_s / on_source.time_s
         usable = handled & np.isfinite(ratio) & (on_source.time_s > 0) & np.isfinite(measured) & (measured > 0)
-        time_s = np.where(usable, measured * ratio, on_target.time_s)
+        # time_s = where(usable, measured * ratio, on_target), formed in the ratio's array: no other whole-trace one
+        time_s = np.multiply(measured, ratio, out=ratio)
+        np.copyto(time_s, on_target.time_s, where=~usable)
         notes = [f"time measured on {source.name} x ({self.base.name} on {target.name}) / ({self.base.name} on "
                  f"{source.name}), per copy: the source run as calibration (nodecast.models.scaled)", *source_notes]
         fallback = int(np.count_nonzero(handled & ~usable))

@@ -110,6 +110,26 @@ STATED_CLASS = {
     ("pageable", TransferClass.DTOH_UNKNOWN): TransferClass.DTOH_PAGEABLE,
 }
 
+#: TransferClass of a copy by its CopyKind code (indexed by the int8 code read as uint8); HtoD and DtoH are 0
+#: here and take their class from the host side's memory kind; a code no CopyKind has is an unclassified copy.
+_BY_COPY_KIND = np.full(256, TransferClass.OTHER, dtype=np.int8)
+_BY_COPY_KIND[[CopyKind.HTOD, CopyKind.DTOH]] = 0
+for _copy, _class in ((CopyKind.DTOD, TransferClass.DTOD), (CopyKind.PEER, TransferClass.PEER),
+                      (CopyKind.HTOH, TransferClass.HTOH), (CopyKind.UVM_HTOD, TransferClass.HTOD_MANAGED),
+                      (CopyKind.UVM_DTOH, TransferClass.DTOH_MANAGED), (CopyKind.UVM_DTOD, TransferClass.DTOD_MANAGED)):
+    _BY_COPY_KIND[_copy] = _class
+del _copy, _class
+
+
+def _host_class(host_mem: np.ndarray, pageable: TransferClass, pinned: TransferClass,
+                unknown: TransferClass) -> np.ndarray:
+    """int8 class of host copies by their host side's memory kind: pinned, unknown, else pageable (staged)."""
+    out = (host_mem == MemKind.PINNED).view(np.int8) * np.int8(pinned - pageable)
+    out += (host_mem == MemKind.UNKNOWN).view(np.int8) * np.int8(unknown - pageable)
+    out += np.int8(pageable)
+    return out
+
+
 def classify_transfers(
     kind: np.ndarray, copy_kind: np.ndarray, src_mem: np.ndarray, dst_mem: np.ndarray
 ) -> np.ndarray:
@@ -120,27 +140,23 @@ def classify_transfers(
     ``DTOH_UNKNOWN``: the transfer models project it both ways, pinned and
     pageable, unless the user states the kind (``--host-memory``). Managed
     host memory in an explicit copy is staged by the driver like pageable
-    memory and classed so.
+    memory and classed so. A copy kind code no ``CopyKind`` has is ``OTHER``.
     """
-    out = np.full(kind.shape, TransferClass.NOT_A_TRANSFER, dtype=np.int8)
-    is_copy = kind == OpKind.MEMCPY
-    out[is_copy] = TransferClass.OTHER
-    htod = is_copy & (copy_kind == CopyKind.HTOD)
-    dtoh = is_copy & (copy_kind == CopyKind.DTOH)
-    src_pinned = src_mem == MemKind.PINNED
-    dst_pinned = dst_mem == MemKind.PINNED
-    src_unknown = src_mem == MemKind.UNKNOWN
-    dst_unknown = dst_mem == MemKind.UNKNOWN
-    out[htod & src_pinned] = TransferClass.HTOD_PINNED
-    out[htod & ~src_pinned & ~src_unknown] = TransferClass.HTOD_PAGEABLE
-    out[htod & src_unknown] = TransferClass.HTOD_UNKNOWN
-    out[dtoh & dst_pinned] = TransferClass.DTOH_PINNED
-    out[dtoh & ~dst_pinned & ~dst_unknown] = TransferClass.DTOH_PAGEABLE
-    out[dtoh & dst_unknown] = TransferClass.DTOH_UNKNOWN
-    out[is_copy & (copy_kind == CopyKind.DTOD)] = TransferClass.DTOD
-    out[is_copy & (copy_kind == CopyKind.PEER)] = TransferClass.PEER
-    out[is_copy & (copy_kind == CopyKind.HTOH)] = TransferClass.HTOH
-    out[is_copy & (copy_kind == CopyKind.UVM_HTOD)] = TransferClass.HTOD_MANAGED
-    out[is_copy & (copy_kind == CopyKind.UVM_DTOH)] = TransferClass.DTOH_MANAGED
-    out[is_copy & (copy_kind == CopyKind.UVM_DTOD)] = TransferClass.DTOD_MANAGED
+    # NOTE: a table lookup by copy kind and integer arithmetic on the masks, not one masked assignment per
+    # class: an assignment through a mask costs several passes over the trace, this about one per step.
+    copy_kind = np.asarray(copy_kind)
+    if copy_kind.dtype == np.int8:
+        codes = copy_kind.view(np.uint8)
+    else:  # any other integer: codes beyond int8 are no CopyKind (-1 reads as 255: OTHER)
+        codes = np.where((copy_kind >= 0) & (copy_kind < 128), copy_kind, -1).astype(np.int8).view(np.uint8)
+    out = _BY_COPY_KIND.take(codes)
+    htod = copy_kind == CopyKind.HTOD
+    if htod.any():
+        out += htod.view(np.int8) * _host_class(
+            np.asarray(src_mem), TransferClass.HTOD_PAGEABLE, TransferClass.HTOD_PINNED, TransferClass.HTOD_UNKNOWN)
+    dtoh = copy_kind == CopyKind.DTOH
+    if dtoh.any():
+        out += dtoh.view(np.int8) * _host_class(
+            np.asarray(dst_mem), TransferClass.DTOH_PAGEABLE, TransferClass.DTOH_PINNED, TransferClass.DTOH_UNKNOWN)
+    out *= (np.asarray(kind) == OpKind.MEMCPY).view(np.int8)
     return out
