@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from nodecast.report.html.colors import category_colors
 from nodecast.report.html.page import Figure
 from nodecast.report.html.units import check_unit, fmt
 
@@ -109,7 +110,7 @@ def critical_path(breakdown: pd.DataFrame, title: str = "Critical-path breakdown
     data["total_text"] = ["  " + fmt(t, "s") for t in totals]
     source = ColumnDataSource(data, name=f"{anchor}:bars")
     fig = _figure(130 + 50 * len(runs), y_range=list(reversed(runs)), x_range=(0, float(totals.max()) * 1.18 or 1.0))
-    renderers = fig.hbar_stack(cats, y="run", height=0.6, color=[_color(i) for i in range(len(cats))],
+    renderers = fig.hbar_stack(cats, y="run", height=0.6, color=category_colors(cats),
                                source=source, legend_label=cats, line_color="white")
     for r, c in zip(renderers, cats, strict=True):
         fig.add_tools(HoverTool(renderers=[r], tooltips=[("run", "@run"), ("category", c),

@@ -44,14 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nodecast.report.html.colors import category_colors
 from nodecast.report.html.page import Figure
 from nodecast.report.words import plural
 
-#: Colours by kind: Bokeh's Category10 then Category20 (cycled beyond 20 kinds).
-_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
-)
 #: Pixels a track row takes, and the plot's height beyond the rows (title, axis, toolbar).
 _ROW_PX, _FRAME_PX = 22, 70
 _ZLIB_LEVEL = 6
@@ -345,7 +341,7 @@ def _timeline_figure(named: list[tuple[str, pd.DataFrame]], title: str, anchor: 
     from bokeh.models import CustomJS, Range1d
 
     kinds = _kinds([ops for _, ops in named])
-    colors = [_PALETTE[i % len(_PALETTE)] for i in range(len(kinds))]
+    colors = category_colors(kinds)  # a category has the same colour in the page's other figures
     packs = [pack(ops, label, kinds) for label, ops in named]
     span = max((float(p.end_ns.max()) * 1e-9 for p in packs if p.n_ops), default=1.0) or 1.0
     pad = 0.01 * span
