@@ -155,3 +155,16 @@ def test_flops_ratio_fp32_issue_limited_without_metrics():
     assert res.time_s[0] == pytest.approx(1e-3 * (14 * 0.876e9) / (13 * 1.178e9), rel=1e-12)
     assert res.time_s[1] == pytest.approx(1e-3 * 1.5e12 / 122.5e9, rel=1e-12)
     assert any("issue-limited FP32 lanes per SM and clock 128 -> 128" in n for n in res.notes)
+
+
+def test_a_metrics_free_baseline_must_say_how_it_projects_without_metrics():
+    """A subclass that sets metrics_free without its own _scale_free is refused when it is defined, not when a
+    trace without metrics first reaches it."""
+    from nodecast.models.kernel_baselines import _KernelBaseline
+
+    with pytest.raises(TypeError, match="_scale_free"):
+        class Broken(_KernelBaseline):  # noqa: F841
+            metrics_free = True
+
+            def _scale(self, t_s, mrows, src, tgt, notes, machines):  # noqa: ANN001, ANN202
+                return t_s

@@ -97,6 +97,31 @@ class OpenPage:
         """Per panel of timeline ``tid``: how many ops it holds."""
         return self.page.evaluate("id => window.ncTimelines[id].panels.map(p => p.n)", tid)
 
+    def data(self, name: str) -> dict[str, list]:
+        """The columns of the Bokeh ColumnDataSource called ``name``, as the page holds them."""
+        return self.page.evaluate(_DATA_JS, name)
+
+    def timeline(self, tid: str) -> list[dict]:
+        """Per panel of timeline ``tid``: the bars drawn (track, left, right, ops, kind) and the view they are for."""
+        return self.page.evaluate(_TIMELINE_JS, tid)
+
+
+_DATA_JS = """name => {
+  const m = Bokeh.documents[0].get_model_by_name(name);
+  const entries = m.data instanceof Map ? Array.from(m.data.entries()) : Object.entries(m.data);
+  const out = {};
+  for (const [k, v] of entries) out[k] = Array.from(v);
+  return out;
+}"""
+_TIMELINE_JS = """id => {
+  const tl = window.ncTimelines[id];
+  return tl.sources.map((s, j) => {
+    const d = s.data instanceof Map ? Object.fromEntries(s.data) : s.data;
+    return {y: Array.from(d.y), left: Array.from(d.left), right: Array.from(d.right), ops: Array.from(d.ops),
+            kind: Array.from(d.kind), view: tl.panels[j].view, n: tl.panels[j].n, draws: tl.draws};
+  });
+}"""
+
 
 @pytest.fixture
 def open_html(browser, screenshots):

@@ -13,12 +13,7 @@ tests (documented formulas, seeded random numbers) for the rest.
 
 from __future__ import annotations
 
-import io
 import math
-import os
-import shutil
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,103 +26,10 @@ from nodecast.report.html.timelines import pack
 from nodecast.report.html.units import fmt
 from nodecast.report.tables import fmt_bytes, fmt_seconds
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-WIDTH = 1280
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """A headless Chromium with an empty profile and no network; skips when Chromium or Playwright is absent."""
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"{CHROMIUM} is absent (Debian's chromium package; .ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is absent "
-                                   "(pip install '.[test]')")
-    with sync_api.sync_playwright() as p, tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, offline=True,
-                                                   args=FLAGS, viewport={"width": WIDTH, "height": 900})
-        yield ctx
-        ctx.close()
-
-
-@dataclass
-class Loaded:
-    """A report open in the browser, with what it logged and requested."""
-
-    page: object
-    url: str
-    console: list[tuple[str, str]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-
-    def data(self, name: str) -> dict[str, list]:
-        """The columns of the Bokeh ColumnDataSource called ``name``, as the page holds them."""
-        return self.page.evaluate(_DATA_JS, name)
-
-    def timeline(self, tid: str) -> list[dict]:
-        """Per panel of timeline ``tid``: the bars drawn (track, left, right, ops, kind) and the view they are for."""
-        return self.page.evaluate(_TIMELINE_JS, tid)
-
-
-_DATA_JS = """name => {
-  const m = Bokeh.documents[0].get_model_by_name(name);
-  const entries = m.data instanceof Map ? Array.from(m.data.entries()) : Object.entries(m.data);
-  const out = {};
-  for (const [k, v] of entries) out[k] = Array.from(v);
-  return out;
-}"""
-_TIMELINE_JS = """id => {
-  const tl = window.ncTimelines[id];
-  return tl.sources.map((s, j) => {
-    const d = s.data instanceof Map ? Object.fromEntries(s.data) : s.data;
-    return {y: Array.from(d.y), left: Array.from(d.left), right: Array.from(d.right), ops: Array.from(d.ops),
-            kind: Array.from(d.kind), view: tl.panels[j].view, n: tl.panels[j].n, draws: tl.draws};
-  });
-}"""
-
-
-def open_report(chromium, page_model: rh.Page, path: Path, shots: Path) -> Loaded:
-    """Write ``page_model`` to ``path``, open it, wait until every figure and timeline is drawn, keep a screenshot."""
+def open_report(open_html, page_model: rh.Page, path: Path):  # noqa: ANN001, ANN201 - conftest's OpenPage
+    """Write ``page_model`` to ``path`` and open it (``open_html``: drawn, screenshot kept)."""
     rh.write_page(page_model, path)
-    for old in chromium.pages:  # one report open at a time
-        old.close()
-    page = chromium.new_page()
-    loaded = Loaded(page, path.resolve().as_uri())
-    page.on("console", lambda m: loaded.console.append((m.type, m.text)))
-    page.on("pageerror", lambda e: loaded.errors.append(str(e)))
-    page.on("request", lambda r: loaded.requests.append(r.url))
-    page.goto(loaded.url)
-    page.wait_for_function("""() => {
-        if (!window.Bokeh || Bokeh.documents.length === 0 || !Bokeh.documents[0].is_idle) return false;
-        const timelines = Object.values(window.ncTimelines || {});
-        return timelines.length === document.querySelectorAll('.timeline-status').length
-               && timelines.every(t => (t.draws || 0) >= 1);
-    }""", timeout=30_000) if page_model.figures else page.wait_for_load_state("load")
-    height = page.evaluate("document.documentElement.scrollHeight")
-    page.set_viewport_size({"width": WIDTH, "height": min(height, 16_000)})  # the whole page, without scrolling
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(shots / path.with_suffix(".png").name))
-    return loaded
-
-
-def assert_clean(loaded: Loaded) -> None:
-    """No error or warning logged, nothing thrown, no request but the page's own file."""
-    bad = [(t, text) for t, text in loaded.console if t in ("error", "warning")]
-    assert bad == [], bad
-    assert loaded.errors == []
-    assert [u for u in loaded.requests if u != loaded.url] == []
-
-
-def assert_figures_drawn(loaded: Loaded) -> None:
-    """Every figure on the page has ink: at least 1 % of its pixels are not the white background."""
-    from PIL import Image
-
-    figures = loaded.page.locator(".figure")
-    for i in range(figures.count()):
-        png = Image.open(io.BytesIO(figures.nth(i).screenshot())).convert("L")
-        ink = np.asarray(png) < 230
-        assert ink.mean() > 0.01, f"figure {i + 1} looks empty ({100 * ink.mean():.2f} % ink)"
+    return open_html(path)
 
 
 # -- blocks: headline, inputs, tables, what was not modelled ----------------------------------------------------
@@ -150,11 +52,11 @@ def blocks_page() -> tuple[rh.Page, pd.DataFrame]:
     return page, per_kind
 
 
-def test_blocks_show_the_inputs_numbers_and_tables_sort_by_exact_value(chromium, tmp_path, screenshots):
+def test_blocks_show_the_inputs_numbers_and_tables_sort_by_exact_value(open_html, tmp_path):
     """Headline and table numbers in the page are the inputs, with units; clicking a header sorts, NaN last."""
     page_model, per_kind = blocks_page()
-    loaded = open_report(chromium, page_model, tmp_path / "blocks.html", screenshots)
-    assert_clean(loaded)
+    loaded = open_report(open_html, page_model, tmp_path / "blocks.html")
+    loaded.assert_clean()
     page = loaded.page
     shown = page.eval_on_selector_all(".number .value", "els => els.map(e => [e.dataset.value, e.textContent])")
     assert shown == [["0.0421875", fmt(0.0421875, "s")], ["0.0198", fmt(0.0198, "s")]]
@@ -174,10 +76,10 @@ def test_blocks_show_the_inputs_numbers_and_tables_sort_by_exact_value(chromium,
     assert "320 GB/s" in page.inner_text("#inputs") and "8,100 GFlop/s" in page.inner_text("#inputs")
 
 
-def test_the_browser_formats_times_and_bytes_as_python_does(chromium, tmp_path, screenshots):
+def test_the_browser_formats_times_and_bytes_as_python_does(open_html, tmp_path):
     """Tick labels and tooltips (JavaScript) print the same text as the terminal for the same value."""
     page_model, _ = blocks_page()
-    loaded = open_report(chromium, page_model, tmp_path / "formats.html", screenshots)
+    loaded = open_report(open_html, page_model, tmp_path / "formats.html")
     rng = np.random.default_rng(11)
     # 1.125 s and 2.5 B are exact ties in binary: Python rounds them to even (1.12 s, 2 B), as must the page.
     times = [0.0, 4e-10, 999.96e-9, 0.0015, 0.9999, 1.125, 1.43, 795e-3, 1500.0, 1e7, *(10 ** rng.uniform(-10, 5, 200))]
@@ -234,7 +136,7 @@ def in_ns(ops: pd.DataFrame) -> pd.DataFrame:
                          "end_ns": np.rint(ops["end_s"][ok] * 1e9).astype(np.int64), "kind": ops["kind"][ok]})
 
 
-def check_timeline(loaded: Loaded, tid: str, frames: list[pd.DataFrame]) -> list[dict]:
+def check_timeline(loaded, tid: str, frames: list[pd.DataFrame]) -> list[dict]:
     """The bars of every panel equal the reference for the panel's current view; returns the panels."""
     panels = loaded.timeline(tid)
     for panel, ops in zip(panels, frames, strict=True):
@@ -246,7 +148,7 @@ def check_timeline(loaded: Loaded, tid: str, frames: list[pd.DataFrame]) -> list
     return panels
 
 
-def zoom(loaded: Loaded, tid: str, start_s: float, end_s: float) -> None:
+def zoom(loaded, tid: str, start_s: float, end_s: float) -> None:
     """Set the shared x range as a zoom would, and wait for the redraw."""
     before = loaded.page.evaluate("id => window.ncTimelines[id].draws", tid)
     loaded.page.evaluate("([id, a, b]) => window.ncTimelines[id].xr.setv({start: a, end: b})", [tid, start_s, end_s])
@@ -268,15 +170,15 @@ def trace_ops(path: Path) -> pd.DataFrame:
     })
 
 
-def test_timeline_of_two_real_runs_draws_every_op_and_merges_below_a_pixel(chromium, tmp_path, screenshots,
+def test_timeline_of_two_real_runs_draws_every_op_and_merges_below_a_pixel(open_html, tmp_path, screenshots,
                                                                            shared_traces):
     """Two nsys runs of one program: all ops in view, bars as the merge rule says, before and after a zoom."""
     runs = [trace_ops(shared_traces / f"nsys_omp-offload-heat-8000_t4_data-region{s}.sqlite") for s in ("", "-run3")]
     page = rh.Page("Two runs of omp-offload-heat on a T4")
     page.figures.append(rh.timeline(runs[0], runs[1], ("run 1", "run 3")))
-    loaded = open_report(chromium, page, tmp_path / "timeline.html", screenshots)
-    assert_clean(loaded)
-    assert_figures_drawn(loaded)
+    loaded = open_report(open_html, page, tmp_path / "timeline.html")
+    loaded.assert_clean()
+    loaded.assert_figures_drawn()
     tid = "nc-timeline-timeline"
     panels = check_timeline(loaded, tid, runs)
     status = loaded.page.inner_text(f"#{tid}-status")
@@ -288,10 +190,10 @@ def test_timeline_of_two_real_runs_draws_every_op_and_merges_below_a_pixel(chrom
     panels = check_timeline(loaded, tid, runs)
     assert 0 < sum(p["view"]["inView"] for p in panels) < sum(len(r) for r in runs)
     loaded.page.screenshot(path=str(screenshots / "timeline-zoomed.png"))
-    assert_clean(loaded)
+    loaded.assert_clean()
 
 
-def test_timeline_edge_cases_zero_length_long_and_missing_ops(chromium, tmp_path, screenshots):
+def test_timeline_edge_cases_zero_length_long_and_missing_ops(open_html, tmp_path):
     """Zero-length ops, a 6 s op after a 10 s gap (float64 columns) and ops without times draw as the rule says."""
     rng = np.random.default_rng(7)
     n = 3000
@@ -304,9 +206,9 @@ def test_timeline_edge_cases_zero_length_long_and_missing_ops(chromium, tmp_path
     ops.loc[n + 1] = ["worker 2", math.nan, 1.0, "trsm", "never ran"]
     page = rh.Page("Gantt edge cases")
     page.figures.append(rh.gantt(ops, label="simulated"))
-    loaded = open_report(chromium, page, tmp_path / "gantt-edges.html", screenshots)
-    assert_clean(loaded)
-    assert_figures_drawn(loaded)
+    loaded = open_report(open_html, page, tmp_path / "gantt-edges.html")
+    loaded.assert_clean()
+    loaded.assert_figures_drawn()
     panels = check_timeline(loaded, "nc-timeline-gantt", [ops])
     assert panels[0]["n"] == n + 1
     assert "1 op without a start or an end is not drawn" in loaded.page.inner_text("#gantt")
@@ -316,14 +218,14 @@ def test_timeline_edge_cases_zero_length_long_and_missing_ops(chromium, tmp_path
     check_timeline(loaded, "nc-timeline-gantt", [ops])
 
 
-def test_gantt_of_a_real_kineto_trace(chromium, tmp_path, screenshots, shared_traces):
+def test_gantt_of_a_real_kineto_trace(open_html, tmp_path, shared_traces):
     """7,747 ops of a real PyTorch training step on six streams, one row per stream, bars as the rule says."""
     ops = trace_ops(shared_traces / "kineto_training-rank0_a100-80gb.json.gz")
     page = rh.Page("Kineto training step on an A100")
     page.figures.append(rh.gantt(ops, label="A100 (measured)", title="Ops per stream"))
-    loaded = open_report(chromium, page, tmp_path / "gantt.html", screenshots)
-    assert_clean(loaded)
-    assert_figures_drawn(loaded)
+    loaded = open_report(open_html, page, tmp_path / "gantt.html")
+    loaded.assert_clean()
+    loaded.assert_figures_drawn()
     panels = check_timeline(loaded, "nc-timeline-gantt", [ops])
     assert sum(panels[0]["ops"]) == len(ops) == 7747
 
@@ -334,7 +236,7 @@ def _critical_path():
     breakdown = pd.DataFrame({"kernels": [0.0312, 0.0148], "copies": [0.0071, 0.0026], "host": [0.0038, 0.0038]},
                              index=["measured on T4", "forecast on A100"])
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         d = loaded.data("critical-path:bars")
         for col in breakdown.columns:
             assert d[col] == breakdown[col].tolist()
@@ -346,7 +248,7 @@ def _bars():
     df = pd.DataFrame({"kernel": ["nvkernel_solve_F1L210_2", "a" * 90, "memset"],
                        "T4_s": [0.0312, 0.002, 1e-6], "A100_s": [0.0148, 0.0011, math.nan]})
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         for col in ("T4_s", "A100_s"):
             d = loaded.data(f"per-kernel:{col}")
             np.testing.assert_array_equal(np.array(d["value"], dtype=float), df[col].to_numpy())
@@ -359,7 +261,7 @@ def _error_boxes():
     rng = np.random.default_rng(2)
     errors = {"ahead": rng.lognormal(1.5, 1.0, 400), "peak-bandwidth": rng.lognormal(3.0, 0.7, 300)}
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         d = loaded.data("errors:boxes")
         for i, v in enumerate(errors.values()):
             q1, med, q3 = np.percentile(v, [25, 50, 75])
@@ -375,7 +277,7 @@ def _bandwidth_curves():
     curves = pd.concat([pd.DataFrame({"series": name, "bytes": sizes, "bandwidth_bps": sizes / (lat + sizes / bw)})
                         for name, lat, bw in (("T4 HtoD", 9e-6, 12.3e9), ("A100 HtoD", 6e-6, 24.1e9))])
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         for name, rows in curves.groupby("series"):
             d = loaded.data(f"bandwidth:{name}")
             assert d["bytes"] == rows["bytes"].tolist()
@@ -387,7 +289,7 @@ def _roofline():
     points = pd.DataFrame({"name": ["gemm", "axpy", "stencil"], "flop_per_byte": [42.0, 0.083, 1.9],
                            "flop_per_s": [14.1e12, 0.061e12, 1.1e12]})
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         d = loaded.data("roofline:points")
         assert d["intensity"] == points["flop_per_byte"].tolist()
         np.testing.assert_allclose(d["gflops"], points["flop_per_s"] / 1e9, rtol=1e-15)
@@ -402,7 +304,7 @@ def _sweep():
                                                                             0.29, 1.9],
                        "scheduler": ["dmda"] * 4 + ["eager"] * 4})
 
-    def check(loaded: Loaded) -> None:
+    def check(loaded) -> None:
         for name, rows in df.groupby("scheduler"):
             d = loaded.data(f"sweep:{name}")
             assert d["y"] == rows["makespan_s"].tolist() and d["x"] == rows["size"].astype(float).tolist()
@@ -415,12 +317,12 @@ CHARTS = {"critical-path": _critical_path, "bars": _bars, "error-boxes": _error_
 
 
 @pytest.mark.parametrize("kind", list(CHARTS))
-def test_chart_renders_offline_and_holds_the_input_numbers(chromium, tmp_path, screenshots, kind):
+def test_chart_renders_offline_and_holds_the_input_numbers(open_html, tmp_path, kind):
     """Each chart kind draws without errors or requests, and the values it plots are the inputs."""
     figure, check = CHARTS[kind]()
     page = rh.Page(f"Chart: {kind}")
     page.figures.append(figure)
-    loaded = open_report(chromium, page, tmp_path / f"chart-{kind}.html", screenshots)
-    assert_clean(loaded)
-    assert_figures_drawn(loaded)
+    loaded = open_report(open_html, page, tmp_path / f"chart-{kind}.html")
+    loaded.assert_clean()
+    loaded.assert_figures_drawn()
     check(loaded)

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from nodecast.errors import InputError
+from nodecast.machines.catalogue_files import find_file, read_toml
 from nodecast.machines.comments import value_comments
 from nodecast.machines.parts import Host, SheetLink
 from nodecast.machines.reader import Reader
@@ -89,38 +89,15 @@ def host_from_dict(data: dict[str, Any], path: Path | str, text: str = "") -> Ho
 
 def load_host_file(path: str | Path) -> Host:
     """Load and validate one host file."""
-    import tomllib
-
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=path, hint="Give a host key (nodecast machines list) or a TOML path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read host file ({exc})", path=path) from None
-    if not text.strip():
-        raise InputError("is empty", path=path, hint=_FIX)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=path, hint=_FIX) from None
+    data, text = read_toml(path, "host file", _FIX,
+                           missing_hint="Give a host key (nodecast machines list) or a TOML path")
     return host_from_dict(data, path, text)
 
 
 def load_host(key_or_path: str | Path, folder: Path | None = None) -> Host:
     """A host by key (``xeon-platinum-8480c-2s``) or by path to a ``.toml`` file."""
-    text = str(key_or_path)
-    if text.endswith(".toml") or "/" in text:
-        return load_host_file(text)
-    path = (folder or hosts_dir()) / f"{text}.toml"
-    if not path.is_file():
-        import difflib
-
-        keys = host_keys(folder)
-        close = difflib.get_close_matches(text, keys, n=4)
-        hint = f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(keys) or 'none'}"
-        raise InputError(f"unknown host {text!r}", key="host", hint=hint + " (nodecast machines list)")
-    return load_host_file(path)
+    return load_host_file(find_file(key_or_path, folder or hosts_dir(), lambda: host_keys(folder), "host", "host"))
 
 
 def all_hosts(folder: Path | None = None) -> list[Host]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from nodecast.errors import InputError
+from nodecast.machines.catalogue_files import find_file, read_toml
 from nodecast.machines.comments import value_comments
 from nodecast.machines.parts import HOST_LINK_KINDS, PEAK_KEYS, VENDORS, GpuSheet, SheetLink, TargetLimits
 from nodecast.machines.reader import Reader
@@ -85,21 +85,6 @@ def gpus_dir() -> Path:
     return Path(str(resources.files("nodecast.machines") / "gpus"))
 
 
-def _read_toml(path: Path, what: str, hint: str) -> tuple[dict[str, Any], str]:
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=path, hint=hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} ({exc})", path=path) from None
-    if not text.strip():
-        raise InputError("is empty", path=path, hint=hint)
-    try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=path, hint=hint) from None
-
-
 def _schema_version(r: Reader) -> None:
     version = r.table.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -147,7 +132,7 @@ def target_from_dict(data: dict[str, Any], path: Path | str, text: str = "") -> 
 def load_target_file(path: str | Path) -> TargetLimits:
     """Load and validate one target (per-SM limits) file."""
     path = Path(path)
-    data, text = _read_toml(path, "target file", _FIX_TARGET)
+    data, text = read_toml(path, "target file", _FIX_TARGET)
     return target_from_dict(data, path, text)
 
 
@@ -267,7 +252,7 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
 def load_sheet_file(path: str | Path, folder: Path | None = None) -> GpuSheet:
     """Load and validate one GPU data sheet (its target file as in ``sheet_from_dict``)."""
     path = Path(path)
-    data, text = _read_toml(path, "GPU data sheet", _FIX_SHEET)
+    data, text = read_toml(path, "GPU data sheet", _FIX_SHEET)
     return sheet_from_dict(data, path, text, folder)
 
 
@@ -278,18 +263,8 @@ def sheet_keys(folder: Path | None = None) -> list[str]:
 
 def load_sheet(key_or_path: str | Path, folder: Path | None = None) -> GpuSheet:
     """A GPU data sheet by key (``h100-sxm5-80gb``) or by path to a ``.toml`` file."""
-    text = str(key_or_path)
-    if text.endswith(".toml") or "/" in text:
-        return load_sheet_file(text)
-    path = (folder or gpus_dir()) / f"{text}.toml"
-    if not path.is_file():
-        import difflib
-
-        keys = sheet_keys(folder)
-        close = difflib.get_close_matches(text, keys, n=4)
-        hint = f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(keys) or 'none'}"
-        raise InputError(f"unknown GPU data sheet {text!r}", key="sheet", hint=hint + " (nodecast machines list)")
-    return load_sheet_file(path)
+    return load_sheet_file(find_file(key_or_path, folder or gpus_dir(), lambda: sheet_keys(folder), "GPU data sheet",
+                                     "sheet"))
 
 
 def all_sheets(folder: Path | None = None) -> list[GpuSheet]:

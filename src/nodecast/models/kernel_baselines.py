@@ -73,6 +73,13 @@ class _KernelBaseline(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # A metrics-free model without its own _scale_free would fail only when a trace without metrics reaches it.
+        if cls.metrics_free and cls._scale_free is _KernelBaseline._scale_free:
+            msg = f"{cls.__name__} sets metrics_free but does not define _scale_free"
+            raise TypeError(msg)
+
     def __init__(self, metrics: KernelMetrics | None = None) -> None:
         self.metrics = metrics
 
@@ -121,8 +128,13 @@ class _KernelBaseline(ABC):
 
     def _scale_free(self, trace: Trace, rows: np.ndarray, t_s: np.ndarray, source: Machine, target: Machine,
                     notes: list[str]) -> np.ndarray:
-        """Projected times of the kernel rows ``rows`` that have no metrics, from their trace durations ``t_s``."""
-        raise NotImplementedError
+        """Projected times of the kernel rows ``rows`` that have no metrics, from their trace durations ``t_s``.
+
+        Only called when ``metrics_free`` is set, and every such subclass defines it (``__init_subclass__``
+        checks), so the base never runs.
+        """
+        msg = f"{type(self).__name__} projects no kernel without metrics"
+        raise NotImplementedError(msg)
 
     @abstractmethod
     def _scale(self, t_s: np.ndarray, mrows: np.ndarray, src: GpuFigures, tgt: GpuFigures,
