@@ -278,7 +278,7 @@ def test_unknown_machine_far_from_all_lists_known():
     """A name close to nothing lists the catalogue instead."""
     with pytest.raises(InputError) as info:
         load_machine("zzzzzz")
-    assert "Known:" in info.value.message and "titan" in info.value.message
+    assert "Known nodes:" in info.value.message and "titan" in info.value.message
 
 
 def test_machine_from_dict_uses_given_path():

@@ -366,9 +366,18 @@ def load_machine(name_or_path: str | Path) -> Machine:
     if spec is not None:
         return compose_machine(spec)
     names = catalogue_names()
+    from nodecast.machines.hosts import host_keys
+    from nodecast.machines.sheets import loadable_sheets
+    from nodecast.machines.typed_names import resolve_typed_name
+
+    canonical = resolve_typed_name(text, names, loadable_sheets()[0], host_keys())
+    if canonical is not None and canonical != text:
+        return load_machine(canonical)
     import difflib
 
-    close = difflib.get_close_matches(text, names + sheet_keys(), n=3)
-    hint = (f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(names)}") + \
-        "; or compose a node from a GPU data sheet: GPU[xN][@HOST] (nodecast machines list)"
+    keys = sheet_keys()
+    close = difflib.get_close_matches(text.lower(), names + keys, n=3)
+    hint = (f"Did you mean {', '.join(close)}?" if close
+            else f"Known nodes: {', '.join(names)}; GPUs: {', '.join(keys)}") + \
+        "; or compose a node from a GPU data sheet: GPU[xN][@HOST], e.g. h100-sxm5-80gbx8 (nodecast machines list)"
     raise InputError(f"unknown machine {text!r}", key="machine", hint=hint)
