@@ -67,3 +67,23 @@ def test_bad_options_are_one_line(shared_traces, tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_jobs_below_one_is_refused(capsys):
+    """--jobs 0 and --jobs -1 are one line and exit 2 with one target too (they were accepted: issue 18)."""
+    for jobs in ("0", "-1"):
+        assert main(["forecast", "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x", "--from", "titan",
+                     "--to", "summit", "--jobs", jobs]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--jobs" in err
+
+
+def test_models_help_names_the_default_chain():
+    """forecast --help says what --models defaults to, and that is the registry's first model per kind."""
+    from nodecast.commands.common import CHAIN_DEFAULT_HELP
+    from nodecast.graph.cost import model_chains
+
+    chains = model_chains(None)
+    assert "default: all" not in CHAIN_DEFAULT_HELP
+    assert f"copies {chains['transfer'][0]}" in CHAIN_DEFAULT_HELP
+    assert f"kernels {chains['kernel'][0]}" in CHAIN_DEFAULT_HELP

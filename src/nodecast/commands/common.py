@@ -32,10 +32,17 @@ def add_machine_options(parser: argparse.ArgumentParser, *, target_trace: bool =
                         help="project even when the trace's GPU is not the --from node's GPU (said in the notes)")
 
 
-def add_model_option(parser: argparse.ArgumentParser) -> None:
-    """--models: a comma-separated subset of the registered models."""
+#: What --models defaults to where one model per kind gives each op its time (forecast, replay on B): the
+#: first of ``nodecast.graph.cost.model_chains(None)`` per kind (a test keeps the two in step).
+CHAIN_DEFAULT_HELP = ("models giving each op its time, first that handles an op wins (default: per kind, copies "
+                      "ahead, kernels default-kernel: the roofline with --metrics, wave scaling without; ops no "
+                      "model handles keep their measured time); see `nodecast models`")
+
+
+def add_model_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    """--models: a comma-separated subset of the registered models (``help_text``: what the default is here)."""
     parser.add_argument("--models", metavar="M1,M2", default=None,
-                        help="models to run (default: all); see `nodecast models`")
+                        help=help_text or "models to run (default: all); see `nodecast models`")
 
 
 def add_metrics_option(parser: argparse.ArgumentParser) -> None:

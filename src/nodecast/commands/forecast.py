@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if action.dest == "target":
             action.help = ("node(s) to forecast on, comma-separated (catalogue name, machine TOML file, or "
                            "GPU[xN][@HOST] composed from a data sheet)")
-    common.add_model_option(p)
+    common.add_model_option(p, common.CHAIN_DEFAULT_HELP)
     common.add_metrics_option(p)
     add_transfer_options(p)
     p.add_argument("--host-scale", type=float, default=1.0, metavar="F",
@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1 (got {args.copy_engines})", key="--copy-engines")
     if args.top < 0:
         raise InputError(f"must be at least 0 (got {args.top})", key="--top")
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"must be at least 1 (got {args.jobs})", key="--jobs")
     specs = target_specs(split_targets(args.target), args.sweep)
     several = len(specs) > 1
     for path, option, check in ((args.chrome, "--trace", export.check_trace_path),
