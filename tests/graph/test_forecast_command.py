@@ -87,3 +87,10 @@ def test_models_help_names_the_default_chain():
     assert "default: all" not in CHAIN_DEFAULT_HELP
     assert f"copies {chains['transfer'][0]}" in CHAIN_DEFAULT_HELP
     assert f"kernels {chains['kernel'][0]}" in CHAIN_DEFAULT_HELP
+
+
+def test_kept_ops_note_in_plain_units(shared_traces, capsys):
+    """The note on ops no model handles gives their time in units, never as an exponent (was '8e-06 s')."""
+    assert main(["forecast", str(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite"), "--to", "h100-sxm5-server"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "no model handles" in x)
+    assert "1 GPU op that no model handles keeps its time on A (3.17 µs in all" in line

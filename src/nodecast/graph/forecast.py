@@ -43,6 +43,7 @@ from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
 from nodecast.graph.result import measured_schedule
 from nodecast.report.headline import Number
+from nodecast.report.tables import fmt_seconds
 from nodecast.report.words import plural
 
 if TYPE_CHECKING:
@@ -278,8 +279,10 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
              f"replay on B: {shared.summary}"]
     kept = c.kept(graph)
     if kept.any():
-        notes.append(f"{plural(int(kept.sum()), 'GPU op')} that no model handles keep their time on A "
-                     f"({float(graph.ops['source_dur_s'][kept].sum()):.4g} s in all; listed as 'kept')")
+        n_kept = int(kept.sum())
+        notes.append(f"{plural(n_kept, 'GPU op')} that no model handles {'keeps its' if n_kept == 1 else 'keep their'}"
+                     " time on A "
+                     f"({fmt_seconds(float(graph.ops['source_dur_s'][kept].sum()))} in all; listed as 'kept')")
     return ForecastResult(
         graph=graph, source=source, target=target, costs=c,
         measured=measured_schedule(graph, trace, api), replayed=replayed, forecast=fc, low=low, high=high,
