@@ -144,3 +144,24 @@ def test_only_gpus_with_ops_pick_the_model(sheet_folder):
     m = resolve_source(tr, None)
     assert m.gpu.sheet.key == "h100-sxm5-80gb" and m.gpu.count == 2
     assert check_gpu(m, {0: "Display GPU"})[0].startswith("the trace's GPU 'Display GPU' has no data sheet")
+
+
+@pytest.mark.parametrize(("devices", "count", "said"), [
+    ([0, 0], 1, "ops ran on GPU 0 only"), ([3], 4, "the node holds GPUs 0-3"), (list(range(7)), 7, None)])
+def test_listed_but_idle_gpus_do_not_grow_the_node(sheet_folder, devices, count, said):
+    """A reader lists all 7 GPUs of the node (nsys on a 7-GPU box); the node is as large as the GPUs that ran need."""
+    import numpy as np
+
+    from nodecast.traces.kinds import OpKind
+    from nodecast.traces.trace import Trace
+
+    n = len(devices)
+    tr = Trace.from_columns({"kind": np.array([OpKind.KERNEL] * n), "start_ns": np.arange(n) * 10,
+                             "end_ns": np.arange(n) * 10 + 5, "device": np.array(devices)},
+                            meta=meta(*["NVIDIA H100 80GB HBM3"] * 7))
+    m = resolve_source(tr, None)
+    assert m.gpu.count == count
+    if said is None:
+        assert "the trace lists" not in m.notes[0]
+    else:
+        assert said in m.notes[0] and "the trace lists 7 such GPUs" in m.notes[0]

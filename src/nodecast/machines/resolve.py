@@ -103,7 +103,11 @@ def _pick(names: dict[int, str], used: dict[int, str], where: str | None,
         raise InputError(f"the trace ran on GPUs of {len(keys)} models: {shown}", path=where, key=option,
                          hint=hint + "; nodecast models nodes of one GPU model")
     name = next(iter(matches))
-    return name, matches[name], sum(n == name for n in names.values())
+    listed = sum(n == name for n in names.values())
+    # A reader may list every GPU of the node it ran on (nsys lists 7 RTX 3090s for a run on one): the node is
+    # as large as the devices that ran anything need (indices are kept, so device 3 alone needs 4 GPUs).
+    ran = [d for d, n in used.items() if n == name]
+    return name, matches[name], min(listed, max(ran) + 1) if ran and used is not names else listed
 
 
 def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *,
@@ -128,6 +132,11 @@ def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *
         node = NodeSpec(hit.sheet, count, default_host_for(hit.sheet), host_assumed=True)
         machine = compose_machine(node)
         why = f"{option} omitted: the trace's GPU {hit.describe(name)}; node {machine.name}"
+        listed = sum(n == name for n in names.values())
+        if count < listed:
+            why += (f" (the trace lists {listed} such GPUs, ops ran on {len(used)}: "
+                    f"the node holds GPUs 0-{count - 1})" if count > 1 else
+                    f" (the trace lists {listed} such GPUs, ops ran on GPU 0 only)")
         return replace(machine, notes=(why, *machine.notes))
     machine = load_machine(spec)
     return replace(machine, notes=machine.notes + tuple(check_gpu(machine, used, where, allow_mismatch, option)))
