@@ -48,7 +48,7 @@ def test_omitted_from_uses_the_trace_gpu(capsys, rtx3090):
     """Without --from the trace's GPU name picks the sheet; the node and the assumed host are in the notes."""
     code, out, _ = run(capsys, ["project", rtx3090, "--to", "h100-sxm5-server"])
     assert code == 0
-    assert "projected rtx-3090x7@xeon-platinum-8480c-2s -> h100-sxm5-server" in out
+    assert "projected rtx-3090@xeon-platinum-8480c-2s -> h100-sxm5-server" in out
     assert "note: --from omitted: the trace's GPU 'NVIDIA GeForce RTX 3090' is data sheet rtx-3090" in out
     assert "note: host assumed: xeon-platinum-8480c-2s" in out
 
