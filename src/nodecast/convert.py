@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nodecast.errors import InputError
-from nodecast.fileio import check_writable
+from nodecast.fileio import check_outputs, check_writable
 from nodecast.traces.load import load_trace
 from nodecast.traces.parquet import to_csv, write_arrow, write_parquet
 from nodecast.traces.trace import Trace
@@ -48,6 +48,7 @@ def check_output(path: str | os.PathLike[str], option: str = "-o") -> Path:
 def convert(trace: str | os.PathLike[str], out: str | os.PathLike[str]) -> Conversion:
     """Read ``trace`` (any supported format, or ``sample:NAME``) and write it to ``out`` (format by extension)."""
     path = check_output(out)  # a bad extension or missing folder fails now, not after reading a large trace
+    check_outputs({"-o": path}, [trace])  # writing over the trace would lose it
     loaded = load_trace(trace)
     WRITERS[path.suffix.lower()](loaded, path)
     return Conversion(path, loaded)

@@ -41,11 +41,17 @@ class InputError(NodecastError, ValueError):
 
     @property
     def message(self) -> str:
-        parts = [p for p in (self.path, self.key) if p]
-        text = ": ".join([*parts, self.reason])
-        if self.hint:
-            text = f"{text}. {self.hint}"
-        return " ".join(text.split("\n"))
+        # Path, key and the names a reason quotes come from input: shown as text (escape characters and bytes that
+        # are not UTF-8 made visible) and cut, the path and key to a name's length, the reason and the hint to 1,000
+        # characters, so that the message stays one readable line whatever a file held (a 1 MB name).
+        from nodecast.text import LIMIT, shown
+
+        def sentence(words: str) -> str:  # a line break in nodecast's own words reads as a space
+            return shown(" ".join(words.split("\n")), 1000)
+
+        parts = [shown(p, LIMIT) for p in (self.path, self.key) if p]
+        text = ": ".join([*parts, sentence(self.reason)])
+        return f"{text}. {sentence(self.hint)}" if self.hint else text
 
 
 class GPUUnavailableError(InputError):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from nodecast import paths
 from nodecast.errors import InputError
 from nodecast.evaluate import UNCHANGED, Evaluation, evaluate
 from nodecast.report.headline import Number
@@ -219,10 +220,12 @@ def pair_files(dir_a: str | Path, dir_b: str | Path) -> tuple[list[tuple[str, Pa
     folders = []
     for label, d in (("A", dir_a), ("B", dir_b)):
         p = Path(d)
-        if not p.is_dir():
+        if not paths.is_dir(p, f"trace {label}"):
             raise InputError("not a folder", path=p, key=f"trace {label}",
                              hint="Give two folders of traces paired by file name, or two trace files")
-        folders.append({f.name: f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")})
+        # A pair is labelled by its file name as text (``paths.as_text``): a name that is not UTF-8 goes into
+        # tables, JSON and pages, none of which can encode its raw bytes.
+        folders.append({paths.as_text(f.name): f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")})
     a, b = folders
     common = sorted(set(a) & set(b))
     if not common:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nodecast.graph import cupti_cbid
 from nodecast.graph.api import ApiKind, Domain
@@ -64,3 +65,35 @@ def test_csv_has_no_api_records(shared_traces):
     api = read_api(shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv")
     assert len(api) == 0
     assert "no host API records" in api.meta.notes[0]
+
+
+def _api_end_before_start(shared_traces, tmp_path, name: str) -> tuple[str, int]:
+    """A copy of a real SQLite trace whose first runtime call ends 100 ns before it starts; its rowid."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / name
+    shutil.copy(shared_traces / name, path)
+    path.chmod(0o644)
+    with sqlite3.connect(path) as con:
+        (rowid,) = con.execute("SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+        con.execute('UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET "end" = start - 100 WHERE rowid = ?', (rowid,))
+    con.close()
+    return str(path), rowid
+
+
+@pytest.mark.parametrize(("name", "command"), [("nvprof_vectoradd-1M_t4.nvvp", "replay"),
+                                               ("nsys_vectoradd-streams_t4.sqlite", "forecast")])
+def test_api_call_ending_before_it_starts_is_one_line(shared_traces, tmp_path, capsys, name, command):
+    """A runtime call whose end precedes its start (no profiler writes one) is refused in one line that
+    names the file, the table and the row, like a GPU op's; it was a ValueError traceback from the replay."""
+    from nodecast.cli import main
+
+    path, rowid = _api_end_before_start(shared_traces, tmp_path, name)
+    extra = ["--to", "dgx-a100"] if command == "forecast" else []
+    assert main([command, path, *extra]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert path in err and "CUPTI_ACTIVITY_KIND_RUNTIME" in err and f"rowid {rowid}" in err
+    assert "1 of " in err and "-100 ns" in err

@@ -43,3 +43,10 @@ def test_copy_engines_must_be_positive(shared_traces, capsys):
     """--copy-engines 0 is refused in one line."""
     assert main(["replay", str(shared_traces / "nvprof_vectoradd-1M_t4.nvvp"), "--copy-engines", "0"]) == 2
     assert "--copy-engines" in capsys.readouterr().err
+
+
+def test_replay_reads_a_packaged_sample(capsys):
+    """`replay sample:NAME` reads the sample's host records as load_trace reads its GPU ops (was 'no such file')."""
+    assert main(["replay", "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"

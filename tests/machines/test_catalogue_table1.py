@@ -39,7 +39,7 @@ DRAM_AND_LINK = {
     "V100": (900, 0.94, 3, 16),      # V100 PCIe: 900 GB/s, Gen3 x16 card
     "A100-40": (1555, 0.88, 4, 16),  # A100 40 GB (SXM4 or PCIe): 1,555 GB/s, Gen4 x16
     "A100-80": (1935, 0.87, 3, 16),  # A100 80GB PCIe: 1,935 GB/s, Gen4 card on a Gen3 host
-    "H100": (2000, 0.95, 4, 16),     # H100 PCIe: 2.0 TB/s, Gen5 card on a Gen4 host
+    "H100": (2039, 0.935, 4, 16),    # H100 PCIe: 2,039 GB/s (driver; NVIDIA: "> 2,000"), Gen5 card on a Gen4 host
 }
 #: FP64 FMA lanes per SM (the FP64 vector peak is SMs x lanes x 2 x boost clock): 32 on GV100 and GA100, 64 on H100
 #: (the derivations in the machine files: 80 x 32 x 2 x 1.38 GHz, 108 x 32 x 2 x 1.41 GHz, 114 x 64 x 2 x 1.755 GHz).

@@ -54,6 +54,10 @@ def test_example_sheet_loads_with_limits_and_sources(sheet_folder):
     ("copy_engines = 3", "copy_engines = 0", "copy_engines", "positive integer"),
     ("copy_engines = 3", "copy_engines = 2.5", "copy_engines", "positive integer"),
     ("max_concurrent_kernels = 128", "max_concurrent_kernels = 100000", "max_concurrent_kernels", "implausible"),
+    ("l2_bandwidth_bps = 10.1376e12", "l2_bandwidth_bps = 10.1376e3", "l2_bandwidth_bps", "implausible"),
+    ("l2_bandwidth_bps = 10.1376e12", "l2_bandwidth_bps = 1e11", "l2_bandwidth_bps", "below dram_bandwidth_bps"),
+    ("l1_bandwidth_bps = 33.45408e12", "l1_bandwidth_bps = 5e12", "l1_bandwidth_bps", "below l2_bandwidth_bps"),
+    ("l1_bandwidth_bps = 33.45408e12", "l1_bandwidth = 33.45408e12", "l1_bandwidth", "unknown key"),
 ])
 def test_bad_value_names_file_key_and_reason(sheet_folder, h100, old, new, key, reason):
     """Each bad value is one line naming the sheet file, the key path and the reason, with what to do."""
@@ -175,6 +179,41 @@ def test_every_shipped_target_loads(target):
     assert load_target_file(gpus_dir() / "targets" / f"{target}.toml").target == target
 
 
+def test_level_bandwidths_and_published_measurements_load(sheet_folder, h100):
+    """The L2/L1 peaks load with their sources and reach a composed node's levels; a [measured] table loads as the
+    product's published maxima; a measurement above its peak or an unknown key there is one line naming it."""
+    from nodecast.machines import load_machine
+
+    path = sheet_folder / "h100-sxm5-80gb.toml"
+    s = load_sheet_file(path)
+    assert (s.l2_bandwidth_bps, s.l1_bandwidth_bps, s.shared_bandwidth_bps) == (10.1376e12, 33.45408e12, None)
+    assert s.sources["l2_bandwidth_bps"].startswith("[derived:") and not s.measured_level_bandwidth_bps
+    levels = load_machine("h100-sxm5-80gb").gpu.levels
+    assert (levels["l2"].bandwidth_bps, levels["l2"].size_bytes, levels["l1"].bandwidth_bps) == (10.1376e12, 50e6,
+                                                                                               33.45408e12)
+    path.write_text(h100() + "\n[measured]\nl2_bandwidth_bps = 7.0e12   # a benchmark\n")
+    s = load_sheet_file(path)
+    assert dict(s.measured_level_bandwidth_bps) == {"l2": 7.0e12} and s.sources["measured.l2_bandwidth_bps"]
+    for bad, key, reason in (("l2_bandwidth_bps = 11e12", "measured.l2_bandwidth_bps", "above the sheet's peak"),
+                             ("dram_bandwidth_bps = 3e12", "measured.dram_bandwidth_bps", "unknown key")):
+        path.write_text(h100() + f"\n[measured]\n{bad}\n")
+        err = sheet_error(path)
+        assert err.key == key and reason in err.reason and str(path) in err.message
+
+
+@pytest.mark.parametrize("key", SHIPPED)
+def test_shipped_level_bandwidths_are_whole_widths(key):
+    """A shipped sheet's derived level peaks are a whole number of bytes per clock: per SM/CU for L1 and shared
+    memory (64, 128 or 256), per chip for L2 (a multiple of 512), at the sheet's boost clock."""
+    s = load_sheet(key)
+    per_sm = [v / (s.sms * s.boost_clock_hz) for v in (s.l1_bandwidth_bps, s.shared_bandwidth_bps) if v]
+    assert all(round(w) in (64, 128, 256) and w == pytest.approx(round(w), rel=1e-9) for w in per_sm), per_sm
+    if s.l2_bandwidth_bps:
+        w = s.l2_bandwidth_bps / s.boost_clock_hz
+        assert w == pytest.approx(round(w), rel=1e-9) and round(w) % 512 == 0, w
+    assert s.l1_bandwidth_bps, "every shipped sheet gives its L1 peak"
+
+
 @pytest.mark.parametrize("key", SHIPPED)
 def test_every_shipped_sheet_value_has_a_source(key):
     """Every value of a shipped sheet carries its source in a comment (schema_version, key and vendor excepted)."""
@@ -183,7 +222,7 @@ def test_every_shipped_sheet_value_has_a_source(key):
 
     data = tomllib.loads(s.path.read_text())
     given = [k for k, v in data.items() if not isinstance(v, dict)]
-    given += [f"{t}.{k}" for t in ("host_link", "peak_flops") for k in data.get(t, {})]
+    given += [f"{t}.{k}" for t in ("host_link", "peak_flops", "measured") for k in data.get(t, {})]
     missing = [k for k in given if k not in ("schema_version", "key", "vendor") and k not in s.sources]
     assert not missing, f"{key}: values without a source comment: {missing}"
 

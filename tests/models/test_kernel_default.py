@@ -79,13 +79,21 @@ def test_without_metrics_it_is_wave_scaling():
 
 
 @needs_v100
-def test_roofline_without_its_figures_falls_back_to_wave_scaling():
-    """Nodes composed from data sheets have no L2 bandwidth: the roofline cannot run, the note says why, and its
-    ops are projected by wave scaling rather than failing the projection."""
+def test_composed_nodes_use_the_roofline_and_a_missing_peak_falls_back_to_wave_scaling():
+    """Nodes composed from data sheets have every memory level the roofline needs (the sheets' L2 and L1
+    bandwidths): all 35 ops by roofline. A target without the kernels' FP32 peak cannot run the roofline: the
+    note says why, and its ops are projected by wave scaling rather than failing the projection."""
+    from dataclasses import replace
+
     v100, h100 = load_machine("v100-sxm2-16gb"), load_machine("h100-sxm5-80gb")
     full = read_ncu_csv(V100_FILES)
     trace = trace_from_metrics(full)
     res = DefaultKernelModel(full).project(trace, v100, h100)
     assert np.isfinite(res.time_s).all()
+    assert res.notes[0].startswith("35 of 35 kernel ops by roofline")
+    bare = table1_machine("H100", 66.9e12, 3.35e12)
+    bare = replace(bare, gpu=replace(bare.gpu, peak_flops={}))
+    res = DefaultKernelModel(full).project(trace, table1_machine("V100", 15.7e12, 900e9), bare)
+    assert np.isfinite(res.time_s).all()
     assert res.notes[0].startswith("0 of 35 kernel ops by roofline")
-    assert any("roofline not used" in n and "no L2 bandwidth" in n for n in res.notes)
+    assert any("roofline not used" in n and "no FP32 compute peak" in n for n in res.notes)

@@ -230,16 +230,81 @@ def test_figures_prefer_measured_then_scaled_data_sheet():
     assert "l2" not in tgt.bandwidth  # neither measured nor on the data sheet
 
 
-def test_target_without_needed_figures_names_the_key():
-    """Projecting L2 hits onto a GPU with no L2 figure is one InputError naming gpu.levels.l2.bandwidth_bps."""
+def test_target_without_cache_figures_projects_between_the_neighbouring_levels():
+    """A GPU with no L2 and no L1 figure still projects: each unknown level is bounded by its neighbours (no slower
+    than the level outside it, no faster than the one inside it, unbounded when none is), the interval covers both
+    ends, and a note says so. A missing compute peak stays one error, whose hint does not send the user into a
+    shipped file."""
     inp = KernelInputs.from_metrics(metrics([HAND]))
-    with pytest.raises(InputError, match=r"gpu\.levels\.l2\.bandwidth_bps") as exc:
-        project_kernels(inp, gpu_figures(V100), gpu_figures(H100_SHEET, reference=V100))
-    assert "\n" not in exc.value.message
+    src, tgt = gpu_figures(V100), gpu_figures(H100_SHEET, reference=V100)
+    proj = project_kernels(inp, src, tgt)
+    # Slow end: L2 and L1 at the DRAM figure 3.149e12 (3.35e12 x 846/900): the target roofline times are
+    # DRAM 4e8/3.149e12 = 1.27024e-4 s, L2 8e8/3.149e12 = 2.54049e-4 s, L1 1.6e9/3.149e12 = 5.08098e-4 s; divided by
+    # the source efficiencies of test_eq9 (0.472813, 0.635415, 0.692709): 0.268656, 0.399816, 0.733497 ms.
+    # Fast end: L2 and L1 free, every level's time is the DRAM one: 1.27024e-4 / 0.692709 = 0.183374 ms.
+    assert proj.high_s[0] == pytest.approx(0.733497e-3, rel=1e-5)
+    assert proj.low_s[0] == pytest.approx(0.183374e-3, rel=1e-5)
+    assert proj.low_s[0] <= proj.time_s[0] <= proj.high_s[0]
+    unknown = [n for n in proj.notes if "bandwidth unknown for H100" in n]
+    assert [n[:3] for n in unknown] == ["L2 ", "L1 "] and all("interval widened" in n for n in unknown)
     fp16 = metrics([dict(HAND, fp16_fma_inst=1e6)])
-    with pytest.raises(InputError, match=r"gpu\.peak_flops\.fp16"):
+    with pytest.raises(InputError, match=r"gpu\.peak_flops\.fp16") as exc:
         project_kernels(KernelInputs.from_metrics(fp16), gpu_figures(V100),
                         gpu_figures(machine("x", "X", {"fp64": 1e12}, {"dram": 1e12, "l2": 2e12, "l1": 4e12})))
+    assert "\n" not in exc.value.message and "nodecast machines template" in exc.value.hint
+
+
+def _h200_node(folder: Path, sheet_text: str) -> object:
+    """A one-GPU node of the H200 data sheet ``sheet_text`` (written to ``folder``), composed as ``h200-sxm-141gb``."""
+    from nodecast.machines.compose import parse_spec, spec_machine_dict
+
+    folder.mkdir()
+    sheet = folder / "h200-sxm-141gb.toml"
+    sheet.write_text(sheet_text)
+    data, _ = spec_machine_dict(parse_spec("h200-sxm-141gb"))
+    data["gpu"]["sheet"] = str(sheet)
+    return machine_from_dict(data, folder / "node.toml")
+
+
+def test_sheet_without_l2_bandwidth_projects_with_a_note_and_a_wider_interval(tmp_path):
+    """The H200 data sheet with its L2 bandwidth, and the same sheet without it: both project the hand kernel from
+    the V100 of Table 1; without, a note names the unknown level and the interval contains and exceeds the one
+    with it."""
+    from nodecast.machines.sheets import gpus_dir
+
+    text = (gpus_dir() / "h200-sxm-141gb.toml").read_text()
+    lines = text.splitlines(keepends=True)
+    assert any(ln.startswith("l2_bandwidth_bps") for ln in lines)
+    with_l2 = _h200_node(tmp_path / "with", text)
+    without = _h200_node(tmp_path / "without", "".join(ln for ln in lines if not ln.startswith("l2_bandwidth_bps")))
+    inp = KernelInputs.from_metrics(metrics([HAND]))
+    a = project_kernels(inp, gpu_figures(V100), gpu_figures(with_l2, reference=V100))
+    b = project_kernels(inp, gpu_figures(V100), gpu_figures(without, reference=V100))
+    assert not any("bandwidth unknown" in n for n in a.notes)
+    assert any("L2 bandwidth unknown for NVIDIA H200 SXM 141GB" in n for n in b.notes)
+    assert b.low_s[0] <= a.low_s[0] and a.high_s[0] <= b.high_s[0]
+    assert b.high_s[0] - b.low_s[0] > 1.5 * (a.high_s[0] - a.low_s[0])
+
+
+def test_published_sheet_measurements_are_the_maxima_of_the_sheets_product():
+    """A node composed from the V100 PCIe 16GB sheet takes the sheet's published L2/L1 maxima as measured; the
+    Euro-Par V100 server's own Table 1 wins over them; a machine file that changes the clock, or gives the level
+    itself, describes another GPU and keeps the data-sheet figure; a target's ratio uses the published maxima."""
+    from dataclasses import replace
+
+    from nodecast.machines import load_machine
+
+    composed = gpu_figures(load_machine("v100-pcie-16gb"))
+    assert (composed.bandwidth["l2"], composed.bandwidth["l1"]) == (2.482e12, 13.667e12)
+    assert composed.origin["bw.l2"] == "published measurement, data sheet v100-pcie-16gb"
+    assert composed.bandwidth["dram"] == 900e9 and composed.origin["bw.dram"] == "data sheet"
+    server = gpu_figures(load_machine("v100-pcie-server"))
+    assert server.bandwidth["l2"] == 2460e9 and server.origin["bw.l2"].startswith("measured, Van Lanker")
+    node = load_machine("v100-pcie-16gb")
+    slower = replace(node, gpu=replace(node.gpu, clock_hz=1.2e9))
+    assert gpu_figures(slower).bandwidth["l2"] == pytest.approx(2.82624e12)
+    scaled = gpu_figures(load_machine("h200-sxm-141gb"), reference=node)
+    assert scaled.bandwidth["l2"] == pytest.approx(10.1376e12 * 2.482 / 2.82624)
 
 
 def test_measured_gpu_toml_loads_with_table1_values():

@@ -250,3 +250,30 @@ def test_run_program_exit_codes(tmp_path, monkeypatch, body, code, capsys):
     p = tmp_path / "prog.py"
     p.write_text(textwrap.dedent(body))
     assert _inject.run_program([str(p)]) == code
+
+
+_STOPPING_PROGRAM = '''
+import os, signal, sys, time
+from cupti import cupti as fake
+fake.emit(kind=8, id=0, name="Fake GPU", num_multiprocessors=2)
+os.killpg(os.getpgrp(), int(sys.argv[1]))  # Ctrl-C in a terminal, `timeout`: the whole process group
+time.sleep(60)
+'''
+
+
+@pytest.mark.parametrize(("signame", "code", "written"), [("SIGINT", 130, True), ("SIGTERM", 143, False)])
+def test_a_signal_to_the_recorded_program_and_nodecast(tmp_path, fake_cupti, signame, code, written):
+    """Ctrl-C stops the program, and its trace is still written (exit code the program's, 130); SIGTERM (`timeout`,
+    Slurm) stops nodecast too: no trace and no temporary file, exit 143."""
+    import signal
+    import subprocess
+
+    program = tmp_path / "stops.py"
+    program.write_text(_STOPPING_PROGRAM)
+    out = tmp_path / "out" / "trace.sqlite"
+    out.parent.mkdir()
+    argv = ["record", "-o", str(out), "--", sys.executable, str(program), str(int(getattr(signal, signame)))]
+    proc = subprocess.run([sys.executable, "-c", "import sys; from nodecast.cli import main; sys.exit(main())", *argv],
+                          capture_output=True, text=True, timeout=120, check=False, start_new_session=True)
+    assert proc.returncode == code, proc.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == (["trace.sqlite"] if written else [])

@@ -104,3 +104,11 @@ def test_not_modelled_lists_kept_ops_and_every_assumption_or_says_none_was_kept(
     assert block.html.count("<li>") == 2
     assert "every op was modelled" in rh.not_modelled(None, []).html
     assert fmt(2e-4, "s") == "200 µs"
+
+
+def test_infinite_cells_keep_a_value_the_sort_script_reads():
+    """An infinite value's data-value is what JavaScript's parseFloat reads ('Infinity', not Python's 'inf', which
+    it reads as NaN and sorts as missing); NaN stays 'nan' (missing: sorted last)."""
+    df = pd.DataFrame({"oi": [math.inf, -math.inf, 2.0, math.nan]})
+    cells = parse(rh.table(df, {"oi": "flop/B"}, title="Intensity").html)
+    assert [a["data-value"] for _, a, _ in cells.valued] == ["Infinity", "-Infinity", "2.0", "nan"]

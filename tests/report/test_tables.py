@@ -62,3 +62,55 @@ def test_fmt_gbps_and_default_cells_have_no_exponent():
     """A DtoD copy at 1,946 GB/s (a real nvprof trace) printed '1.95e+03'; table cells avoid exponents too."""
     assert (fmt_gbps(1.946e12), fmt_gbps(6.03e9), fmt_gbps(1e3)) == ("1,946", "6.03", "0.000001")
     assert [significant(v, 4) for v in (12345.6, 0.0001234, 2.5)] == ["12,346", "0.0001234", "2.5"]
+
+
+_HOSTILE = "[/] [bold]x[/bold] [link=https://example.com]y[/link] \x1b]0;title\x07 \x1b[2J :smile:"
+_VISIBLE = "[/] [bold]x[/bold] [link=https://example.com]y[/link] \\x1b]0;title\\x07 \\x1b[2J :smile:"
+
+
+def test_results_console_prints_any_string_as_text(capsys):
+    """The console nodecast builds reads no markup, no emoji code and sends no escape character, even from a
+    renderer that printed a name as it is; a long line is cut with its length."""
+    from rich.table import Table
+
+    from nodecast.report.tables import console
+
+    out = console()
+    out.print(f"note: {_HOSTILE}", soft_wrap=True)
+    table = Table(title=_HOSTILE)
+    table.add_column(_HOSTILE)
+    table.add_row(_HOSTILE)
+    out.print(table)
+    out.print("n" * 1_000_000, soft_wrap=True)
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "\U0001f604" not in text
+    assert f"note: {_VISIBLE}" in text and text.count(_VISIBLE.split()[0]) >= 4
+    assert "n" * 1000 in text and "(1,000,000 characters)" in text and "n" * 10_000 not in text
+
+
+def test_render_shows_cells_titles_and_headers_as_text_on_any_console():
+    """report.tables.render on a plain rich Console (markup on): a hostile name in a cell, the title, the caption or
+    a header prints as text."""
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from nodecast.report.tables import render
+
+    out = io.StringIO()
+    render(pd.DataFrame({_HOSTILE: [_HOSTILE], "ops": [3]}), f"title {_HOSTILE}", console=Console(file=out, width=400),
+           caption=f"caption {_HOSTILE}")
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    for part in (f"title {_VISIBLE}", f"caption {_VISIBLE}", _VISIBLE.split(" :smile:")[0]):
+        assert part in text, part
+
+
+def test_plain_styles_only_its_own_text():
+    """A header's bold file name: the bold ends where the plain text appended to it begins."""
+    from nodecast.report.tables import plain
+
+    line = plain("trace.csv", style="bold") + plain(" (nvprof; GPUs 0: [/])")
+    assert line.plain == "trace.csv (nvprof; GPUs 0: [/])"
+    assert [(s.start, s.end, str(s.style)) for s in line.spans] == [(0, 9, "bold")] and not line.style

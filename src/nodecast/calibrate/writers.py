@@ -54,6 +54,7 @@ from nodecast.calibrate import MeasuredValues, PointResult
 from nodecast.calibrate.host_copy import HostCopyResult
 from nodecast.calibrate.plan import Plan
 from nodecast.fileio import atomic_path
+from nodecast.inputs import CONFIG_LIMIT_BYTES, read_input
 from nodecast.machines.loader import machine_from_dict
 from nodecast.machines.schema import Machine
 
@@ -327,7 +328,7 @@ def with_host_copy(base: Machine, host_copy: HostCopyResult, prov: Provenance) -
     base file measured (a paper's GPU maxima...) stay. Without a base table,
     ``prov`` gives the origin, date and facts.
     """
-    data = tomllib.loads(Path(base.path).read_text(encoding="utf-8")) if base.path is not None else {}
+    data = tomllib.loads(_base_text(base.path)) if base.path is not None else {}
     measured = data.get("measured")
     how = f"{prov.origin} on {prov.date}: {host_copy.method()}"
     if not isinstance(measured, dict):
@@ -346,12 +347,17 @@ def _size(n: float) -> str:
     return f"{int(n)} B"
 
 
+def _base_text(path: str | os.PathLike[str]) -> str:
+    """The base machine's file again, as the loader read it (a pipe: the copy it made; nodecast.inputs)."""
+    return read_input(path, what="machine file", limit=CONFIG_LIMIT_BYTES).decode("utf-8")
+
+
 def base_document(base: Machine) -> dict[str, Any]:
     """The base machine's file as parsed (its ``[measured]`` table dropped: ours replaces it)."""
     if base.path is None:
         msg = f"machine {base.name!r} has no file to copy"
         raise ValueError(msg)
-    data = tomllib.loads(Path(base.path).read_text(encoding="utf-8"))
+    data = tomllib.loads(_base_text(base.path))
     data.pop("measured", None)
     return data
 

@@ -27,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import nodecast.calibrate as cal
 from nodecast import __version__
+from nodecast.commands.output_paths import check_outputs
 from nodecast.calibrate import plan as plan_mod
 from nodecast.calibrate import writers
 from nodecast.calibrate.results import BenchmarkFamilies, Calibration, HostCopyCalibration
@@ -147,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         check_suffix(out_toml, (".toml",), "a machine file")
     json_path = args.json or (str(out_toml.with_suffix("")) + ".benchmarks.json" if out_toml else None)
     out_json = check_suffix(check_writable(json_path, "--json"), (".json",), "the benchmark results")  # type: ignore[arg-type]
+    check_outputs(args, {"-o": out_toml, "--json": out_json})  # not onto the --base machine file, nor one onto the other
     check_name(args.name)
     base = load_machine(args.base) if args.base else None
     options = options_from_args(args)
@@ -251,6 +253,7 @@ def _host_only(args: argparse.Namespace) -> int:
         if given:
             raise InputError(f"{option} does not apply to --host-only (it measures no GPU)", key=option)
     out_toml = check_suffix(check_writable(args.output, "-o"), (".toml",), "a machine file")
+    check_outputs(args, {"-o": out_toml})  # not onto the --base machine file
     check_name(args.name)
     base = load_machine(args.base)
     err = Console(stderr=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nodecast.errors import InputError
 from nodecast.fileio import check_writable
+from nodecast.text import shown
 from nodecast.models.curves import (
     DEFAULT_ONE_BYTE_S,
     DEFAULT_ONE_BYTE_SOURCE,
@@ -107,10 +108,10 @@ def run(args: argparse.Namespace) -> int:
     terminal.render(curves)
     if args.csv:
         write_csv(curves, args.csv)
-        print(f"wrote {args.csv}")
+        print(f"wrote {shown(args.csv)}")
     if args.output:
         figures.draw(curves, args.output, log_y=args.log_y)
-        print(f"wrote {args.output}")
+        print(f"wrote {shown(args.output)}")
     return 0
 
 
@@ -129,3 +130,6 @@ def check_outputs(args: argparse.Namespace) -> None:
             raise InputError(f"unknown table format {Path(args.csv).suffix or '(none)'}", path=args.csv,
                              key="--csv", hint="Name the file with .csv")
         check_writable(args.csv, "--csv")
+    from nodecast.commands.output_paths import check_outputs as check_against_inputs
+
+    check_against_inputs(args, {"-o": args.output, "--csv": args.csv})  # --machines and --from files

@@ -33,9 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from nodecast.paths import is_dir
 
-    if Path(args.trace_a).is_dir() or Path(args.trace_b).is_dir():  # two folders: every pair, one table
+    if is_dir(args.trace_a, "trace A") or is_dir(args.trace_b, "trace B"):  # two folders: every pair, one table
         from nodecast.commands.evaluate_pairs import run_pairs
 
         return run_pairs(args)
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         if out:
             check(out)
             check_writable(out, option)
-    check_report_paths(args)
+    check_report_paths(args, {"--png": args.png, "-o": args.output, "--table": args.table})
     given = one_byte_given(args)
     a = common.trace(args.trace_a)
     b = common.trace(args.trace_b)

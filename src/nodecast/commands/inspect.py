@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
         check_figure_path(args.png)  # fail before the work, not after
         check_writable(args.png, "--png")
-    check_report_paths(args)
+    check_report_paths(args, {"--png": args.png})
     tr = load(args.trace)
     ch = characterize(tr)
     written = emit(ch, args, format=tr.meta.format, gpus=tr.meta.gpus)

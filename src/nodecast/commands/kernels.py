@@ -19,6 +19,7 @@ import argparse
 
 from nodecast.commands.report_options import add_report_options
 from nodecast.errors import InputError
+from nodecast.text import shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:  # every output is checked before any work, so a bad one leaves nothing behind
         files.check_table_path(args.output)
         check_writable(args.output, "-o")
-    check_report_paths(args)
+    check_report_paths(args, {"-o": args.output})
     models = None
     if args.models is not None:
         models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json == STDOUT else sys.stdout  # a JSON document on stdout stays clean
     if args.output:
         files.write_table(result.launches, args.output)
-        print(f"wrote {plural(len(result.launches), 'launch', 'launches')} to {args.output}", file=out)
+        print(f"wrote {plural(len(result.launches), 'launch', 'launches')} to {shown(args.output)}", file=out)
     for path in written:
-        print(f"wrote {path}", file=out)
+        print(f"wrote {shown(path)}", file=out)
     return 0

@@ -16,6 +16,7 @@ from typing import Any
 
 from nodecast.machines import load_machine
 from nodecast.machines.results import catalogue, machine_diff, machine_view
+from nodecast.text import shown
 
 _MACHINE_HELP = "catalogue name, machine TOML file, or GPU[xN][@HOST] composed from a data sheet"
 
@@ -107,11 +108,14 @@ def run_template(args: argparse.Namespace) -> int:
         if not args.output.endswith(".toml"):
             raise InputError("a machine file ends in .toml", path=args.output, key="-o", hint="e.g. -o my-node.toml")
         check_writable(args.output, "-o")
+        from nodecast.commands.output_paths import check_outputs
+
+        check_outputs(args, {"-o": args.output}, [args.gpu, args.host], from_args=False)  # sheet and host files
     text = machine_template(args.gpu, args.host, args.count)
     if not args.output:
         print(text, end="")
         return 0
     with atomic_path(args.output) as tmp:
         tmp.write_text(text)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {shown(args.output)}", file=sys.stderr)
     return 0

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         if out:
             files.check_table_path(out)
             check_writable(out, option)
-    check_report_paths(args)
+    check_report_paths(args, {"-o": args.output, "--summary": args.summary})
     options = transfer_options(args)
     tr = common.trace(args.trace)
     source, target = common.machines(args, tr)

@@ -28,8 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Record, print one line (``nodecast.report.terminal``), return the program's exit code."""
+    from nodecast.commands.output_paths import check_outputs
     from nodecast.report import terminal
 
+    # The program and its arguments may name files it reads: the trace must not replace one.
+    check_outputs(args, {"-o": args.output}, args.command, from_args=False)
     result = record(args.command, args.output)
     terminal.render(result, output=args.output)
     return result.exit_code

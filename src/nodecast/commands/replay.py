@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         if path:
             check(path)
             check_writable(path, option)
-    check_report_paths(args)
+    check_report_paths(args, {"--trace": args.chrome, "-o": args.output})
     result = replay_trace(args.trace, copy_engines_per_direction=args.copy_engines)
     written = emit(result, args)
     if args.chrome:

@@ -1,15 +1,17 @@
 """``--json [FILE]`` and ``--html FILE``: a command's result as JSON (printed or written) and as a report page.
 
 Commands add both with ``add_report_options``, check the paths before any
-work with ``check_report_paths`` and hand their result to ``emit``, which
-prints it (``report.terminal.render``, or the JSON document when ``--json``
-has no file) and writes the files asked for (``report.files``,
-``report.html``), each through a temporary file.
+work with ``check_report_paths`` (given their other outputs too, so that no
+output replaces an input or another output) and hand their result to
+``emit``, which prints it (``report.terminal.render``, or the JSON document
+when ``--json`` has no file) and writes the files asked for
+(``report.files``, ``report.html``), each through a temporary file.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,11 @@ def add_report_options(parser: argparse.ArgumentParser, what: str = "the result"
                              "sortable tables, interactive figures, what was not modelled; opens offline")
 
 
-def check_report_paths(args: argparse.Namespace) -> None:
-    """InputError, before any work, when a --json or --html path cannot be written."""
+def check_report_paths(args: argparse.Namespace, outputs: Mapping[str, Any], inputs: Iterable[Any] = ()) -> None:
+    """InputError, before any work, when a --json or --html path cannot be written, or when any output (these and
+    the command's other ``outputs``, {option: path or None}) is one of the command's input files or another
+    output's file (``output_paths.check_outputs``: its traces, CSVs and machine files, and ``inputs``)."""
+    from nodecast.commands.output_paths import check_outputs
     from nodecast.fileio import check_writable
     from nodecast.report.files import check_json_path
     from nodecast.report.html.page import check_html_path
@@ -42,6 +47,8 @@ def check_report_paths(args: argparse.Namespace) -> None:
     if args.html:
         check_html_path(args.html)
         check_writable(args.html, "--html")
+    check_outputs(args, {**outputs, "--json": None if args.json == STDOUT else args.json, "--html": args.html},
+                  inputs)
 
 
 def emit(result: Any, args: argparse.Namespace, **options: Any) -> list[Path]:

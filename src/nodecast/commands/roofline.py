@@ -17,6 +17,7 @@ import argparse
 from pathlib import Path
 
 from nodecast.errors import InputError
+from nodecast.text import shown
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
@@ -47,9 +48,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"cannot draw a figure as {out.suffix or 'a file without extension'}", path=out,
                          hint=f"Use one of {', '.join(FIGURE_SUFFIXES)}")
     check_writable(out, "-o")
+    from nodecast.commands.output_paths import check_outputs
+
+    check_outputs(args, {"-o": out})  # the metrics CSVs and machine files
     source, target = load_machine(args.source), load_machine(args.target)
     metrics = read_ncu_csv(args.metrics)
     result = kernel_roofline(metrics, source, target, args.kernel, args.launch)
     figures.draw(result, out)
-    print(f"wrote {out}")
+    print(f"wrote {shown(out)}")
     return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nodecast.errors import InputError
 from nodecast.fileio import check_suffix, check_writable
+from nodecast.text import shown
 
 _UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
 
@@ -216,6 +217,38 @@ def _check_args(args, sweep: bool) -> None:
             )
         check_suffix(path, suffixes, option)
         check_writable(path, option)
+    from nodecast.commands.output_paths import check_outputs
+
+    # NOTE: from_args=False: simulate's --trace is an output, not the trace other commands read.
+    check_outputs(args, {option: getattr(args, attr) for attr, (option, _, _) in _OUTPUTS.items()}, _input_files(args),
+                  from_args=False)
+
+
+def _input_files(args) -> list:
+    """The files a run may read, so that no output replaces one: --dag, --platform (and the bus files beside it),
+    --samples, the reference CSV, machine files, and the files of StarPU's folder (bus/, codelets/45/, and
+    ../reference/ with --compare-reference)."""
+    import os
+
+    from nodecast.sim.setup import STARPU_DIR_ENV
+
+    files = [args.dag, args.platform, args.samples, args.compare_reference or None, args.machine,
+             args.kernels_measured_on, args.roofline_gpu]
+    folders = []
+    if args.platform is not None:
+        stem = Path(args.platform).name.split(".platform")[0] + "."
+        folders.append((Path(args.platform).parent, stem))
+    starpu = args.starpu_dir or os.environ.get(STARPU_DIR_ENV)
+    if starpu:
+        folders += [(Path(starpu) / "bus", ""), (Path(starpu) / "codelets" / "45", "")]
+        if args.compare_reference is not None:
+            folders.append((Path(starpu).parent / "reference", ""))
+    for folder, prefix in folders:
+        try:
+            files += [f for f in folder.iterdir() if f.name.startswith(prefix)]
+        except OSError:  # no such folder: the run says so where it reads it
+            continue
+    return files
 
 
 def _schedulers(args) -> list[str]:
@@ -314,7 +347,7 @@ def _jobs(args) -> int | None:
 
 
 def _wrote(path: str | Path) -> None:
-    print(f"wrote {path}", file=sys.stderr)
+    print(f"wrote {shown(path)}", file=sys.stderr)
 
 
 def _progress(total: int, label: str):

@@ -31,6 +31,7 @@ Timestamps stay the profiler's integer nanoseconds. Nothing is written.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 from typing import Any
@@ -40,9 +41,10 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.graph import cupti_cbid
 from nodecast.graph.api import ApiCalls, ApiMeta, Domain
+from nodecast.inputs import input_path, named_as
 from nodecast.traces import kineto
 from nodecast.traces._sqlite import SqliteExport
-from nodecast.traces.load import detect_format
+from nodecast.traces.load import SAMPLE_PREFIX, detect_format, sample_file
 
 # CUPTI writes "none" (no stream, no event) as uint32 0xFFFFFFFF.
 _NONE_U32 = 0xFFFFFFFF
@@ -51,8 +53,25 @@ _STREAM_FLAGS = {1: "blocking", 2: "non-blocking", 3: "null"}
 
 
 def read_api(path: str | os.PathLike[str]) -> ApiCalls:
-    """The host records of any trace file nodecast reads (empty, with a note, when it has none)."""
-    path = Path(path)
+    """The host records of any trace file nodecast reads, or of ``sample:<stem>`` (empty, with a note, when it
+    has none)."""
+    text = os.fspath(path)
+    if text.startswith(SAMPLE_PREFIX):  # a sample shipped in the package, as load_trace reads it
+        with importlib.resources.as_file(sample_file(text[len(SAMPLE_PREFIX):])) as file:
+            api = _read_api(file)
+        api.meta.source = text
+        return api
+    shown = Path(path)
+    # A pipe is read through the copy load_trace made of it (nodecast.inputs); errors and the source name the pipe.
+    file = input_path(shown, what="trace")
+    with named_as(shown, file):
+        api = _read_api(file)
+    if file != shown:
+        api.meta.source = str(shown)
+    return api
+
+
+def _read_api(path: Path) -> ApiCalls:
     fmt = detect_format(path)
     if fmt == "nsys":
         with SqliteExport(path) as db:
@@ -82,6 +101,36 @@ def _read_table(db: SqliteExport, table: str, exprs: list[tuple[str, int]], wher
     if n:
         db.read_into(table, exprs, outs, where)
     return outs
+
+
+def _check_ends(db: SqliteExport, table: str, start: np.ndarray, end: np.ndarray) -> None:
+    """InputError naming the table, how many calls end before they start (a NULL end reads 0) and
+    the first of them by rowid.
+
+    No profiler writes one; read on, it would be a negative host duration,
+    which the replay cannot schedule. GPU ops get the same check
+    (``traces._common.check_ops``).
+    """
+    bad = end < start
+    count = int(np.count_nonzero(bad))
+    if not count:
+        return
+    i = int(np.argmax(bad))
+    first = f"start {int(start[i])} ns, duration {int(end[i]) - int(start[i])} ns"
+    try:
+        row = db.rows(f'SELECT rowid, coalesce(start, 0), coalesce("end", 0) FROM "{table}" '
+                      f'WHERE coalesce("end", 0) < coalesce(start, 0) ORDER BY rowid LIMIT 1')
+    except InputError:  # a table without rowids: the first in reading order
+        row = []
+    if row and all(type(v) is int for v in row[0]):
+        rowid, t0, t1 = row[0]
+        first = f"rowid {rowid}, start {t0} ns, duration {t1 - t0} ns"
+    raise InputError(
+        f"{count:,} of {len(start):,} API calls end before they start (first: {first})",
+        path=db.path,
+        key=table,
+        hint="The file is damaged or was edited; export or record the trace again",
+    )
 
 
 def _attach_sync(cols: dict[str, np.ndarray], corr: np.ndarray, stream: np.ndarray, event: np.ndarray,
@@ -119,6 +168,7 @@ def _read_nsys(db: SqliteExport) -> ApiCalls:
         start, end, tid, corr, name, cls = _read_table(db, table, [
             ("start", 0), ('"end"', 0), (db.col(table, "globalTid", 0), 0),
             (db.col(table, "correlationId"), -1), (db.col(table, "nameId"), -1), (cls_sql, 0)])
+        _check_ends(db, table, start, end)
         parts.append((start, end, tid, corr, name, np.where(cls == 1, Domain.DRIVER, Domain.RUNTIME)))
     if not parts:
         meta.notes.append("no CUDA API records (CUPTI_ACTIVITY_KIND_RUNTIME is empty): "
@@ -145,6 +195,7 @@ def _nsys_sync_records(db: SqliteExport, cols: dict[str, np.ndarray], meta: ApiM
         _attach_sync(cols, corr, stream, event, device)
     table = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
     if db.count(table):
+        db.require(table, "streamId")  # quoted below: SQLite would read a missing column's name as text
         corr, stream, event = _read_table(db, table, [
             (db.col(table, "correlationId"), -1), (_u32_none("streamId"), -1), (db.col(table, "eventId"), -1)])
         _attach_sync(cols, corr, stream, event, None)
@@ -181,6 +232,7 @@ def _read_nvprof(db: SqliteExport) -> ApiCalls:
         start, end, pid, tid, corr, cbid = _read_table(db, table, [
             ("start", 0), ('"end"', 0), (db.col(table, "processId", 0), 0), (db.col(table, "threadId", 0), 0),
             (db.col(table, "correlationId"), -1), ("cbid", 0)])
+        _check_ends(db, table, start, end)
         parts.append((start, end, pid, tid, corr, cbid, np.full(len(start), domain, np.int8), lookup))
     if not parts:
         meta.notes.append("no CUDA API records (CUPTI_ACTIVITY_KIND_RUNTIME/_DRIVER are empty): "
@@ -208,6 +260,7 @@ def _read_nvprof(db: SqliteExport) -> ApiCalls:
         _attach_sync(cols, corr_s, stream, event, None)
     table = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
     if db.count(table):
+        db.require(table, "streamId")  # quoted below: SQLite would read a missing column's name as text
         corr_e, stream, event = _read_table(db, table, [
             (db.col(table, "correlationId"), -1), (_u32_none("streamId"), -1), (db.col(table, "eventId"), -1)])
         _attach_sync(cols, corr_e, stream, event, None)

@@ -150,12 +150,13 @@ class OpCosts:
 
     def provenance(self, graph: OpGraph) -> pd.DataFrame:
         """Per model: ops, their time on the source and on the target (s), first the GPU models."""
-        names = self.model_of()
-        df = pd.DataFrame({"model": names, "source_s": graph.ops["source_dur_s"], "target_s": self.duration_s})
-        out = df.groupby("model", sort=False).agg(ops=("source_s", "size"), source_s=("source_s", "sum"),
-                                                  target_s=("target_s", "sum")).reset_index()
-        rank = {name: i for i, name in enumerate(self.model_names)}
-        return out.sort_values("model", key=lambda s: s.map(rank)).reset_index(drop=True)
+        # Grouped by the model codes, whose order is that of model_names, and named afterwards (not one text per op).
+        df = pd.DataFrame({"model": self.model, "source_s": graph.ops["source_dur_s"], "target_s": self.duration_s},
+                          copy=False)
+        out = df.groupby("model", sort=True).agg(ops=("source_s", "size"), source_s=("source_s", "sum"),
+                                                 target_s=("target_s", "sum"))
+        out.index = pd.Index([self.model_names[k] for k in out.index], dtype=object, name="model")
+        return out.reset_index()
 
 
 def default_models(kind: str) -> list[str]:
@@ -233,15 +234,20 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
     code[host] = names.index(HOST)
     for arr in (dur, low, high):
         arr[host] = src[host] * f
-    lag = graph.lag_s.copy()
-    scaled = np.isin(graph.kind, HOST_EDGES) | ((graph.kind == EdgeKind.RECORDED_OFFSET) & (graph.anchor == Anchor.END))
-    lag[scaled] *= f
-    release = graph.ops["release_s"].copy()
-    release[host] *= f
+    # The target's lags and releases are the graph's own arrays unless host time is scaled or a launch latency
+    # given: shared then, not copied (8 B per edge and per op that a forecast would hold twice).
+    lag, release = graph.lag_s, graph.ops["release_s"]
     if f != 1.0:
+        scaled = np.isin(graph.kind, HOST_EDGES) | ((graph.kind == EdgeKind.RECORDED_OFFSET)
+                                                     & (graph.anchor == Anchor.END))
+        lag = lag.copy()
+        lag[scaled] *= f
+        release = release.copy()
+        release[host] *= f
         notes.append(f"host time x{f:g} (--host-scale): API calls, sync returns, gaps between calls and the "
                      "no-API fallback's gaps between GPU ops; GPU ops unchanged")
     if opts.launch_latency_s is not None:
+        lag = lag.copy() if lag is graph.lag_s else lag
         lag[graph.kind == EdgeKind.LAUNCH] = opts.launch_latency_s
         notes.append(f"launch latency {opts.launch_latency_s * 1e6:g} µs on every launch (given), instead of the "
                      "source trace's calibration")

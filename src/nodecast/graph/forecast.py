@@ -130,16 +130,18 @@ class ForecastResult:
         """GPU time per category (kernels, memsets, copies per transfer class): ops, on A, on B, models."""
         g = self.graph
         gpu = g.gpu_mask()
-        code, labels = metrics.op_category(g)
-        model = self.costs.model_of()
-        df = pd.DataFrame({"category": np.asarray(labels, dtype=object)[code[gpu]],
-                           "source_s": g.ops["source_dur_s"][gpu], "target_s": self.costs.duration_s[gpu],
-                           "low_s": self.costs.low_s[gpu], "high_s": self.costs.high_s[gpu], "model": model[gpu]})
-        out = df.groupby("category", sort=True).agg(
+        code, labels = metrics.op_category(g, np.flatnonzero(gpu))
+        c = self.costs
+        # Grouped by the integer codes and named afterwards: a text per GPU op cost about 100 B per op.
+        df = pd.DataFrame({"category": code, "source_s": g.ops["source_dur_s"][gpu], "target_s": c.duration_s[gpu],
+                           "low_s": c.low_s[gpu], "high_s": c.high_s[gpu], "model": c.model[gpu]}, copy=False)
+        models = c.model_names
+        out = df.groupby("category", sort=False).agg(
             ops=("source_s", "size"), source_s=("source_s", "sum"), target_s=("target_s", "sum"),
             low_s=("low_s", "sum"), high_s=("high_s", "sum"),
-            models=("model", lambda m: ", ".join(f"{k} x{v:,}" for k, v in m.value_counts().items())))
-        return out.reset_index()
+            models=("model", lambda m: ", ".join(f"{models[k]} x{v:,}" for k, v in m.value_counts().items())))
+        out.index = pd.Index([labels[k] for k in out.index], dtype=object, name="category")
+        return out.sort_index().reset_index()
 
     def critical_paths(self) -> pd.DataFrame:
         """Critical-path time per category on A (replayed) and on B (forecast), and the change."""
@@ -162,8 +164,6 @@ class ForecastResult:
         together); sorted by the size of the change, largest first.
         """
         g = self.graph
-        code, labels = metrics.op_category(g)
-        names = np.array([*g.names, ""], dtype=object)
         frames = []
         for side, path in (("on_a_s", self.source_path), ("on_b_s", self.target_path)):
             frames.append(pd.DataFrame({"op": path.ops, side: path.op_time_s}))
@@ -171,10 +171,15 @@ class ForecastResult:
         if both.empty:
             return pd.DataFrame(columns=["category", "name", "ops", "on_a_s", "on_b_s", "change_s"])
         op = both["op"].to_numpy(np.int64)
-        both["category"] = np.asarray(labels, dtype=object)[code[op]]
-        both["name"] = names[g.ops["name_id"][op]]
+        code, labels = metrics.op_category(g, op)
+        name_code, texts = metrics.name_codes(g.names)
+        # Grouped by codes, named afterwards (a path can hold every host call of the trace).
+        both["category"] = code
+        both["name"] = name_code[g.ops["name_id"][op]]
         out = both.groupby(["category", "name"], sort=False).agg(
             ops=("op", "size"), on_a_s=("on_a_s", "sum"), on_b_s=("on_b_s", "sum")).reset_index()
+        out["category"] = np.asarray(labels, dtype=object)[out["category"].to_numpy(np.int64)]
+        out["name"] = np.asarray(texts, dtype=object)[out["name"].to_numpy(np.int64)]
         out["change_s"] = self._change(out["on_b_s"] - out["on_a_s"])
         out = out[out["change_s"] != 0]
         return out.reindex(out["change_s"].abs().sort_values(ascending=False).index).head(top).reset_index(drop=True)
@@ -191,30 +196,36 @@ class ForecastResult:
                                                               source_s=("source_s", "sum")).reset_index()
         return out.sort_values("source_s", ascending=False).reset_index(drop=True)
 
-    def ops_table(self) -> pd.DataFrame:
-        """One row per op: what it is, its model, its durations on A and B, its start/end measured and forecast."""
+    def ops_table(self, rows: slice | None = None) -> pd.DataFrame:
+        """One row per op: what it is, its model, its durations on A and B, its start/end measured and forecast.
+
+        ``rows``: only the ops ``rows`` (a slice of op indices), so that a file
+        can be written a block of rows at a time (``export.write_ops``).
+        """
         g = self.graph
-        code, labels = metrics.op_category(g)
+        rows = slice(0, len(g)) if rows is None else slice(*rows.indices(len(g)))
+        op = np.arange(rows.start, rows.stop, rows.step)
+        code, labels = metrics.op_category(g, op)
         names = np.array([*g.names, ""], dtype=object)
         c = self.costs
         return pd.DataFrame({
-            "op": np.arange(len(g)),
-            "kind": pd.Categorical.from_codes(g.ops["kind"], [k.name.lower() for k in OpKind]),
+            "op": op,
+            "kind": pd.Categorical.from_codes(g.ops["kind"][rows], [k.name.lower() for k in OpKind]),
             "category": np.asarray(labels, dtype=object)[code],
-            "device": g.ops["device"],
-            "queue": g.ops["queue"],
-            "name": names[g.ops["name_id"]],
-            "bytes": g.ops["bytes"],
-            "model": c.model_of(),
-            "source_dur_s": g.ops["source_dur_s"],
-            "target_dur_s": c.duration_s,
-            "target_low_s": c.low_s,
-            "target_high_s": c.high_s,
-            "measured_start_s": self.measured.start_s,
-            "measured_end_s": self.measured.end_s,
-            "forecast_start_s": self.forecast.start_s,
-            "forecast_end_s": self.forecast.end_s,
-        })
+            "device": g.ops["device"][rows],
+            "queue": g.ops["queue"][rows],
+            "name": names[g.ops["name_id"][rows]],
+            "bytes": g.ops["bytes"][rows],
+            "model": np.asarray(c.model_names, dtype=object)[c.model[rows]],
+            "source_dur_s": g.ops["source_dur_s"][rows],
+            "target_dur_s": c.duration_s[rows],
+            "target_low_s": c.low_s[rows],
+            "target_high_s": c.high_s[rows],
+            "measured_start_s": self.measured.start_s[rows],
+            "measured_end_s": self.measured.end_s[rows],
+            "forecast_start_s": self.forecast.start_s[rows],
+            "forecast_end_s": self.forecast.end_s[rows],
+        }, copy=False)  # the numbers are views of the result's arrays: a block of rows costs its texts only
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         """Every value of the result as plain Python (JSON-ready)."""

@@ -120,10 +120,20 @@ def _kernel() -> Any:
     return walk
 
 
-def op_category(graph: OpGraph) -> tuple[np.ndarray, list[str]]:
+def op_category(graph: OpGraph, idx: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
     """Category code of every op (kernels, memsets, host API calls, sync returns, copies per
-    transfer class) and the labels the codes index (those of the critical-path breakdown)."""
-    return _op_category(graph)
+    transfer class) and the labels the codes index (those of the critical-path breakdown).
+    ``idx``: of those ops only (int16 codes; a table of some ops need not pay 8 B per op of the graph)."""
+    return _op_category(graph, idx)
+
+
+def name_codes(names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``(code per name id, distinct texts)``: ``texts[code[name_id]]`` is an op's name, "" for none (id -1 or
+    ``len(names)``). Tables group and label ops by these codes rather than by a text per op; names may repeat
+    (a kernel's and an API call's), so the ids themselves are not codes of distinct texts."""
+    index: dict[str, int] = {}
+    code = np.array([index.setdefault(t, len(index)) for t in [*names, ""]], dtype=np.int32)
+    return code, list(index)
 
 
 def _op_category(graph: OpGraph, idx: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:

@@ -112,24 +112,28 @@ class ReplayResult:
         """The timelines a Chrome trace shows side by side: measured and replayed."""
         return [("measured", self.measured), ("replayed", self.replayed)]
 
-    def ops_table(self):  # noqa: ANN201 (pandas is imported lazily)
-        """One row per op: kind, device, queue, name, measured and replayed start/end (s after origin)."""
+    def ops_table(self, rows: slice | None = None):  # noqa: ANN201 (pandas is imported lazily)
+        """One row per op: kind, device, queue, name, measured and replayed start/end (s after origin).
+
+        ``rows``: only the ops ``rows`` (a slice of op indices; ``export.write_ops`` writes a block at a time).
+        """
         import pandas as pd
 
         g = self.graph
+        rows = slice(0, len(g)) if rows is None else slice(*rows.indices(len(g)))
         names = np.array([*g.names, ""], dtype=object)
         return pd.DataFrame({
-            "op": np.arange(len(g)),
-            "kind": pd.Categorical.from_codes(g.ops["kind"], [k.name.lower() for k in OpKind]),
-            "device": g.ops["device"],
-            "queue": g.ops["queue"],
-            "name": names[g.ops["name_id"]],
-            "bytes": g.ops["bytes"],
-            "measured_start_s": self.measured.start_s,
-            "measured_end_s": self.measured.end_s,
-            "replayed_start_s": self.replayed.start_s,
-            "replayed_end_s": self.replayed.end_s,
-        })
+            "op": np.arange(rows.start, rows.stop, rows.step),
+            "kind": pd.Categorical.from_codes(g.ops["kind"][rows], [k.name.lower() for k in OpKind]),
+            "device": g.ops["device"][rows],
+            "queue": g.ops["queue"][rows],
+            "name": names[g.ops["name_id"][rows]],
+            "bytes": g.ops["bytes"][rows],
+            "measured_start_s": self.measured.start_s[rows],
+            "measured_end_s": self.measured.end_s[rows],
+            "replayed_start_s": self.replayed.start_s[rows],
+            "replayed_end_s": self.replayed.end_s[rows],
+        }, copy=False)  # the numbers are views of the result's arrays
 
 
 def _rel(value: float, reference: float) -> float:

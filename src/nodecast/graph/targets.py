@@ -143,9 +143,9 @@ def target_specs(machines: Sequence[str], sweeps: Sequence[str] = ()) -> list[Ta
 
 def split_targets(text: str) -> list[str]:
     """``--to a,b,c`` -> ``["a", "b", "c"]`` (an existing file whose name holds a comma stays whole)."""
-    from pathlib import Path
+    from nodecast.paths import names_a_file
 
-    if Path(text).is_file():
+    if names_a_file(text):
         return [text]
     names = [t.strip() for t in text.split(",")]
     if not all(names):

@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
+from nodecast.inputs import CONFIG_LIMIT_BYTES, read_input
+from nodecast.paths import names_a_file
 
 
 def read_toml(path: Path, what: str, hint: str, missing_hint: str | None = None) -> tuple[dict[str, Any], str]:
@@ -17,7 +20,7 @@ def read_toml(path: Path, what: str, hint: str, missing_hint: str | None = None)
     InputError naming the file when it is missing (``missing_hint``, default ``hint``), unreadable, empty or not
     TOML."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_input(path, what=what, limit=CONFIG_LIMIT_BYTES).decode("utf-8")  # bounded: nodecast.inputs
     except FileNotFoundError:
         raise InputError("no such file", path=path, hint=missing_hint or hint) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -25,7 +28,8 @@ def read_toml(path: Path, what: str, hint: str, missing_hint: str | None = None)
     if not text.strip():
         raise InputError("is empty", path=path, hint=hint)
     try:
-        return tomllib.loads(text), text
+        with decoder_limits(path, what, hint):
+            return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", path=path, hint=hint) from None
 
@@ -37,7 +41,7 @@ def find_file(key_or_path: str | Path, folder: Path, keys: Callable[[], list[str
     if text.endswith(".toml") or "/" in text:
         return text
     path = folder / f"{text}.toml"
-    if not path.is_file():
+    if not names_a_file(path):  # a key too long for a file name is unknown too
         known = keys()
         close = difflib.get_close_matches(text, known, n=4)
         hint = f"Did you mean {', '.join(close)}?" if close else f"Known: {', '.join(known) or 'none'}"

@@ -30,6 +30,7 @@ from typing import Any
 from nodecast.errors import InputError
 from nodecast.machines.parts import GpuSheet, Host
 from nodecast.machines.schema import PRECISIONS, Machine
+from nodecast.paths import names_a_file
 
 #: Largest GPU count a spec string may ask for (a full NVL72 rack is 72).
 MAX_SPEC_GPUS = 72
@@ -50,11 +51,15 @@ def sheet_gpu_table(sheet: GpuSheet) -> dict[str, Any]:
 
     ``clock_hz`` is the boost clock (the clock the peaks are given at); each
     vector peak becomes ``{fma, addmul = fma / 2}`` (an ADD or MUL is one FLOP,
-    an FMA two: the roofline paper's eq. 2 terms).
+    an FMA two: the roofline paper's eq. 2 terms); ``levels`` holds the DRAM and
+    whatever L2/L1/shared bandwidths and sizes the sheet gives.
     """
     levels: dict[str, Any] = {"dram": {"bandwidth_bps": sheet.dram_bandwidth_bps, "size_bytes": sheet.memory_bytes}}
-    if sheet.l2_bytes is not None:
-        levels["l2"] = {"size_bytes": sheet.l2_bytes}
+    for level, bandwidth, size in (("l2", sheet.l2_bandwidth_bps, sheet.l2_bytes), ("l1", sheet.l1_bandwidth_bps, None),
+                                   ("shared", sheet.shared_bandwidth_bps, None)):
+        entry = {k: v for k, v in (("bandwidth_bps", bandwidth), ("size_bytes", size)) if v is not None}
+        if entry:
+            levels[level] = entry
     table = {
         "model": sheet.name,
         "sms": sheet.sms,
@@ -158,7 +163,7 @@ def _find_sheet_quietly(text: str) -> GpuSheet | None:
     from nodecast.machines.names import match_sheet
     from nodecast.machines.sheets import gpus_dir, load_sheet, loadable_sheets
 
-    if (gpus_dir() / f"{text}.toml").is_file():
+    if names_a_file(gpus_dir() / f"{text}.toml"):
         return load_sheet(text)
     hit = match_sheet(text, loadable_sheets()[0])
     return None if hit is None else hit.sheet

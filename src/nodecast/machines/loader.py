@@ -13,7 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
+from nodecast.inputs import CONFIG_LIMIT_BYTES, read_input
 from nodecast.machines.schema import (
     CPU,
     GPU,
@@ -32,6 +34,7 @@ from nodecast.machines.schema import (
 )
 from nodecast.machines.reader import MAX_BANDWIDTH_BPS, Reader
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
+from nodecast.paths import names_a_file
 
 SCHEMA_VERSION = 1
 _FIX = "Fix the machine file"
@@ -323,7 +326,8 @@ def load_machine_file(path: str | Path) -> Machine:
     """Load and validate one machine TOML file."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        # Bounded, devices refused (/dev/zero was read until memory ran out): see nodecast.inputs.
+        text = read_input(path, what="machine file", limit=CONFIG_LIMIT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError("no such file", path=path, hint="Give a catalogue name (nodecast machines list) or a TOML path") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -331,7 +335,8 @@ def load_machine_file(path: str | Path) -> Machine:
     if not text.strip():
         raise InputError("is empty", path=path, hint="A machine file starts with schema_version = 1; see nodecast machines show h100-sxm5-server")
     try:
-        data = tomllib.loads(text)
+        with decoder_limits(path, "machine file", _FIX):
+            data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", path=path, hint=_FIX) from None
     return machine_from_dict(data, path)
@@ -357,10 +362,10 @@ def load_machine(name_or_path: str | Path) -> Machine:
     from nodecast.machines.sheets import sheet_keys
 
     text = str(name_or_path)
-    if text.endswith(".toml") or "/" in text or Path(text).is_file():
+    if text.endswith(".toml") or "/" in text or names_a_file(text):
         return load_machine_file(text)
     candidate = catalogue_dir() / f"{text}.toml"
-    if candidate.is_file():
+    if names_a_file(candidate):  # a name too long for a file is no catalogue machine
         return load_machine_file(candidate)
     spec = parse_spec(text)
     if spec is not None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from nodecast.errors import InputError
 from nodecast.machines.parts import GpuSheet
+from nodecast.paths import names_a_file
 
 #: Leading brand words that drivers add or drop across versions ("Tesla K40c" vs "NVIDIA Tesla K40c",
 #: "GeForce GTX 970" vs "NVIDIA GeForce GTX 970").
@@ -100,7 +101,7 @@ def find_sheet(name_or_key: str, sheets: Sequence[GpuSheet] | None = None) -> Gp
     if sheets is None:
         from nodecast.machines.sheets import gpus_dir, load_sheet
 
-        if (gpus_dir() / f"{name_or_key}.toml").is_file():
+        if names_a_file(gpus_dir() / f"{name_or_key}.toml"):
             return load_sheet(name_or_key)
     for s in sheets or ():
         if s.key == name_or_key:

@@ -17,6 +17,7 @@ SHEET_FIELDS: tuple[tuple[str, str], ...] = (
     ("name", ""), ("vendor", ""), ("architecture", ""), ("chip", ""), ("target", ""), ("release_year", ""),
     ("device_names", ""), ("sms", ""), ("base_clock_hz", "Hz"), ("boost_clock_hz", "Hz"), ("memory_type", ""),
     ("memory_bytes", "B"), ("memory_bus_bits", "bit"), ("dram_bandwidth_bps", "B/s"), ("l2_bytes", "B"),
+    ("l2_bandwidth_bps", "B/s"), ("l1_bandwidth_bps", "B/s"), ("shared_bandwidth_bps", "B/s"),
     ("tdp_w", "W"), ("gcds_per_package", ""),
 )
 #: TargetLimits fields shown, with their unit.
@@ -56,6 +57,8 @@ def sheet_summary(sheet: GpuSheet) -> dict[str, Any]:
         rows.append(_row("host_link.bandwidth_bps", link.bandwidth_bps, "B/s", sheet.sources))
     rows += [_row(f"peak_flops.{k}", sheet.peak_flops[k], "OP/s" if k.startswith("int") else "FLOP/s",
                   sheet.sources) for k in PEAK_KEYS if k in sheet.peak_flops]
+    rows += [_row(f"measured.{lv}_bandwidth_bps", v, "B/s", sheet.sources)
+             for lv, v in sheet.measured_level_bandwidth_bps.items()]
     return {"key": sheet.key, "path": None if sheet.path is None else str(sheet.path), "rows": rows,
             "limits": limits_summary(sheet.limits)}
 

@@ -33,6 +33,7 @@ HOST_LINK_KINDS = ("pcie", "nvlink", "nvlink-c2c", "infinity-fabric")
 VENDORS = ("nvidia", "amd")
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+_EMPTY_BW: Mapping[str, float] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,15 @@ class GpuSheet:
     engine for both directions); ``max_concurrent_kernels`` the CUDA
     Programming Guide's "maximum number of resident grids per device" of the
     compute capability. None where no source gives them.
+    ``l2_bandwidth_bps``, ``l1_bandwidth_bps`` and ``shared_bandwidth_bps``
+    are the peak bandwidths (bytes/s at ``boost_clock_hz``) of the memory
+    levels the hierarchical roofline uses, mostly derived from a documented
+    width (bytes per clock per SM or slice x count x clock); shared memory
+    is given only where it is not the L1's SRAM (AMD's LDS). None where no
+    source gives them: the roofline then bounds the level by its neighbours.
+    ``measured_level_bandwidth_bps`` holds published microbenchmark maxima
+    of this product by level (``l2``, ``l1``, ``shared``): the roofline's
+    BW^max, taken before the peak (``[measured]`` in the sheet).
     """
 
     key: str
@@ -137,6 +147,10 @@ class GpuSheet:
     gcds_per_package: int | None = None
     copy_engines: int | None = None
     max_concurrent_kernels: int | None = None
+    l2_bandwidth_bps: float | None = None
+    l1_bandwidth_bps: float | None = None
+    shared_bandwidth_bps: float | None = None
+    measured_level_bandwidth_bps: Mapping[str, float] = field(default_factory=lambda: _EMPTY_BW)
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
     path: Path | None = field(default=None, compare=False)
 

@@ -8,7 +8,7 @@ what is wrong, and what to do (``hint``).
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,8 @@ class Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(name, f"must be a number (got {value!r})")
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        # NOTE: an integer beyond a double's range (10**400) would be an OverflowError in isfinite and float().
+        if not -sys.float_info.max <= value <= sys.float_info.max or value < 0 or (value == 0 and not zero_ok):
             rule = "a number >= 0" if zero_ok else "a positive number"
             raise self.fail(name, f"must be {rule} (got {value!r})")
         return float(value)

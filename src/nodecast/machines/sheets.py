@@ -24,6 +24,7 @@ from nodecast.machines.parts import HOST_LINK_KINDS, PEAK_KEYS, VENDORS, GpuShee
 from nodecast.machines.reader import Reader
 from nodecast.machines.schema import MAX_CONCURRENT_KERNELS, MAX_COPY_ENGINES
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
+from nodecast.paths import names_a_file
 
 SCHEMA_VERSION = 1
 _FIX_SHEET = "Fix the GPU data sheet (format: src/nodecast/machines/gpus/README.md)"
@@ -46,13 +47,18 @@ SHEET_BOUNDS: dict[str, tuple[float, float, str]] = {
     "l2_bytes": (1e4, 2e9, "bytes"),
     "tdp_w": (1.0, 5000.0, "W"),
 }
+#: Cache-level bandwidths, bytes/s: a GT 630's L1 (~2e11) to some 10x an MI300X's (8e13).
+LEVEL_BOUNDS = (1e10, 1e15, "bytes/s")
+#: Sheet key of each cache level's peak bandwidth, and (``_OUTER``) the level outside it, for the ordering check.
+LEVEL_KEYS = {"l2": "l2_bandwidth_bps", "l1": "l1_bandwidth_bps", "shared": "shared_bandwidth_bps"}
+_OUTER = {"l2": "dram", "l1": "l2", "shared": "l2"}
 PEAK_BOUNDS = (1e9, 1e17, "FLOP/s")
 MAX_SMS = 1024
 
 _SHEET_KEYS = {"schema_version", "key", "name", "vendor", "architecture", "chip", "target", "release_year",
                "device_names", "sms", "base_clock_hz", "boost_clock_hz", "memory_type", "memory_bytes",
                "memory_bus_bits", "dram_bandwidth_bps", "l2_bytes", "tdp_w", "gcds_per_package", "host_link",
-               "peak_flops", "copy_engines", "max_concurrent_kernels"}
+               "peak_flops", "copy_engines", "max_concurrent_kernels", *LEVEL_KEYS.values(), "measured"}
 _TARGET_REQUIRED = ("warp_size", "max_threads_per_block", "max_threads_per_sm", "max_warps_per_sm",
                     "max_blocks_per_sm", "registers_per_sm", "max_registers_per_thread",
                     "shared_memory_per_sm_bytes", "max_shared_memory_per_block_bytes")
@@ -187,6 +193,37 @@ def _peaks(r: Reader) -> dict[str, float]:
     return {k: v for k, v in peaks.items() if v is not None}
 
 
+def _levels(r: Reader, dram_bps: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Peak level bandwidths (``LEVEL_KEYS``) and the ``[measured]`` table's, checked for order and plausibility.
+
+    A level slower than the one outside it (an L2 below DRAM, an L1 below L2), or a measurement above its
+    level's peak, is a unit or typing mistake rather than a GPU.
+    """
+    low, high, unit = LEVEL_BOUNDS
+    peaks = {lv: v for lv, key in LEVEL_KEYS.items() if (v := r.within(key, low, high, unit, required=False))}
+    known = {"dram": dram_bps, **peaks}
+    for lv, value in peaks.items():
+        outer = _OUTER[lv] if _OUTER[lv] in known else "dram"
+        if value < known[outer]:
+            name = "dram_bandwidth_bps" if outer == "dram" else LEVEL_KEYS[outer]
+            raise r.fail(LEVEL_KEYS[lv], f"{value:g} B/s is below {name} ({known[outer]:g} B/s): a level is no "
+                                         "slower than the one outside it",
+                         hint="Check the unit (bytes/s) and the level")
+    m = r.sub("measured", required=False)
+    measured: dict[str, float] = {}
+    if m is not None:
+        m.unknown_keys(set(LEVEL_KEYS.values()))
+        for lv, key in LEVEL_KEYS.items():
+            value = m.within(key, low, high, unit, required=False)
+            if value is None:
+                continue
+            if lv in peaks and value > peaks[lv] * 1.001:
+                raise m.fail(key, f"{value:g} B/s is above the sheet's peak {key} ({peaks[lv]:g} B/s)",
+                             hint="A measured maximum cannot exceed the peak: check both values and their units")
+            measured[lv] = value
+    return peaks, measured
+
+
 def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
                     folder: Path | None = None) -> GpuSheet:
     """Validate a parsed GPU data sheet, load its target's limits from ``<folder>/targets/``, build the sheet.
@@ -212,7 +249,7 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
         raise r.fail("base_clock_hz", f"{bounded['base_clock_hz']:g} Hz is above boost_clock_hz "
                                       f"({bounded['boost_clock_hz']:g} Hz)")
     year = r.integer("release_year", 1990, 2100, required=False)
-    if folder is None and not (path.parent / "targets" / f"{target}.toml").is_file():
+    if folder is None and not names_a_file(path.parent / "targets" / f"{target}.toml"):
         folder = gpus_dir()  # a sheet outside the catalogue uses the catalogue's targets unless it brings its own
     try:
         limits = load_target(target, folder or path.parent)  # type: ignore[arg-type]
@@ -220,6 +257,7 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
         raise r.fail("target", f"{target!r} has no limits file ({exc.path})", hint=exc.hint) from None
     if limits.vendor != vendor:
         raise r.fail("target", f"{target!r} is an {limits.vendor} target but the sheet's vendor is {vendor!r}")
+    peaks, measured = _levels(r, bounded["dram_bandwidth_bps"])  # type: ignore[arg-type]
     return GpuSheet(
         key=key,  # type: ignore[arg-type]
         name=r.string("name"),  # type: ignore[arg-type]
@@ -244,6 +282,10 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
         gcds_per_package=r.count("gcds_per_package", required=False, high=16),
         copy_engines=r.count("copy_engines", required=False, high=MAX_COPY_ENGINES),
         max_concurrent_kernels=r.count("max_concurrent_kernels", required=False, high=MAX_CONCURRENT_KERNELS),
+        l2_bandwidth_bps=peaks.get("l2"),
+        l1_bandwidth_bps=peaks.get("l1"),
+        shared_bandwidth_bps=peaks.get("shared"),
+        measured_level_bandwidth_bps=MappingProxyType(measured),
         sources=MappingProxyType(value_comments(text)),
         path=path,
     )

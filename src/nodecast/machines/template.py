@@ -131,7 +131,8 @@ def machine_template(gpu: str | None = None, host: str | None = None, count: int
         out.append(f"{'# [gpu.levels.' + level + ']':<34} # {what} per GPU")
         if "bandwidth_bps" in values:
             out.append(_line("bandwidth_bps", values["bandwidth_bps"], "bandwidth, bytes/s", commented=True))
-        out.append(_line("size_bytes", values["size_bytes"], "size, bytes", commented=True))
+        if "size_bytes" in values:
+            out.append(_line("size_bytes", values["size_bytes"], "size, bytes", commented=True))
     out.append("# [gpu.levels.l1] and [gpu.levels.shared] take bandwidth_bps and size_bytes as well.")
     for link in data["links"]:
         out += ["", "[[links]]"]

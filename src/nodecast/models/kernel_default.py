@@ -75,7 +75,7 @@ class DefaultKernelModel:
             roof = RooflineModel(self.metrics, self.sass)
             try:
                 result = roof.project(trace, source, target)
-            except InputError as exc:  # the machines lack a figure the roofline needs (L2 bandwidth...)
+            except InputError as exc:  # the machines lack a figure the roofline needs (a compute peak...)
                 notes.append(f"roofline not used, its ops by wave-scaling: {exc.message}")
             else:
                 roof_rows = np.flatnonzero(result.handled)

@@ -74,20 +74,27 @@ Decisions the paper leaves open (each is said in the result's notes):
   midpoint of the performance interval, i.e. the harmonic mean of the two
   time bounds;
 * the "bound" of a launch is its largest term on the target among the compute
-  time and the per-level times of eqs. 4-5.
+  time and the per-level times of eqs. 4-5;
+* a cache level a launch uses whose bandwidth a GPU lacks is bounded by its
+  neighbours (no slower than the known level outside it, no faster than the
+  known level inside it) and the interval widened to hold both ends
+  (``project_kernels``), rather than refusing the projection.
 
 GPU figures (``gpu_figures``): a Machine's ``[measured.gpu]`` maxima when it
-has them, else its data-sheet peak scaled by the *source* GPU's
-measured/peak ratio for the same quantity (the paper's rule when no public
-benchmark exists), else the data-sheet peak as is. Shared-memory bandwidth
-defaults to the L1 figure (shared memory is carved out of L1 on V100..H100).
+has them, else its data sheet's published maxima (``[measured]``: the
+paper's public benchmarks), else its data-sheet peak scaled by the *source*
+GPU's measured/peak ratio for the same quantity (the paper's rule when no
+public benchmark exists), else the data-sheet peak as is. The sheets give
+L2/L1 peaks derived from documented widths (docs/kernels.md). Shared-memory
+bandwidth defaults to the L1 figure (shared memory is carved out of L1 on
+V100..H100).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -188,19 +195,39 @@ class GpuFigures:
             raise InputError(
                 f"no {precision.upper()} compute peak for {self.model} ({needed_by})",
                 path=self.path, key=f"gpu.peak_flops.{precision}.{op}",
-                hint=f"Add [gpu.peak_flops.{precision}] (data sheet) or "
-                     f"[measured.gpu.peak_flops.{precision}] to the machine file")
+                hint=_own_file_hint(f"[gpu.peak_flops.{precision}] (data-sheet peak) or "
+                                    f"[measured.gpu.peak_flops.{precision}]"))
         return table[precision]
 
     def bw(self, level: str, needed_by: str) -> float:
-        """BW^max of a memory level; InputError when the machine file gives none."""
+        """BW^max of a memory level; InputError when the machine gives none (the projection itself bounds an
+        unknown cache level by its neighbours instead: ``bracketed``)."""
         if level not in self.bandwidth:
             raise InputError(
                 f"no {level.upper()} bandwidth for {self.model} ({needed_by})",
                 path=self.path, key=f"gpu.levels.{level}.bandwidth_bps",
-                hint=f"Add gpu.levels.{level}.bandwidth_bps (data sheet) or "
-                     f"measured.gpu.level_bandwidth_bps.{level} to the machine file")
+                hint=_own_file_hint(f"gpu.levels.{level}.bandwidth_bps (data-sheet peak) or "
+                                    f"measured.gpu.level_bandwidth_bps.{level}"))
         return self.bandwidth[level]
+
+    def unknown_levels(self, hits: Mapping[str, np.ndarray]) -> dict[str, int]:
+        """Cache levels (L2, L1, shared) without a bandwidth that some launch has bytes at: level -> launches."""
+        return {lv: int((hits[lv] > 0).sum()) for lv in UNKNOWN_ORDER
+                if lv not in self.bandwidth and bool((hits[lv] > 0).any())}
+
+    def bracketed(self, levels: Sequence[str]) -> tuple[GpuFigures, GpuFigures]:
+        """The figures with each of ``levels`` (unknown) at its slowest and at its fastest plausible bandwidth.
+
+        A cache level is no slower than the nearest known level outside it (DRAM for L2; L2, else DRAM, for
+        L1 and shared memory) and no faster than the nearest known level inside it (L1 for L2), unbounded
+        (``inf``: no time spent there) when none is. The roofline times fall as a target's bandwidths rise, so
+        the two figures bound every projection the true value gives.
+        """
+        slow, fast = dict(self.bandwidth), dict(self.bandwidth)
+        for lv in levels:
+            slow[lv] = next(self.bandwidth[o] for o in _OUTSIDE[lv] if o in self.bandwidth)
+            fast[lv] = next((self.bandwidth[i] for i in _INSIDE[lv] if i in self.bandwidth), math.inf)
+        return replace(self, bandwidth=slow), replace(self, bandwidth=fast)
 
     def describe(self) -> str:
         """One line: the figures and their origins, for notes."""
@@ -214,6 +241,20 @@ class GpuFigures:
         return f"{self.machine} ({self.model}): " + "; ".join(parts)
 
 
+def _own_file_hint(what: str) -> str:
+    """What to do about a figure a machine lacks: give it in a machine file of one's own, never edit a shipped one."""
+    return (f"Give {what} in a machine file of your own (nodecast machines template --gpu KEY -o node.toml "
+            "writes one from a data sheet; docs/machines.md) and pass its path")
+
+
+#: Unknown cache levels, in the order their bounds are taken (L2 first: L1's slow bound may be L2's).
+UNKNOWN_ORDER = ("l2", "l1", "shared")
+#: The known levels that bound an unknown one, nearest first: outside it (slower) and inside it (faster).
+_OUTSIDE = {"l2": ("dram",), "l1": ("l2", "dram"), "shared": ("l2", "dram")}
+_INSIDE: dict[str, tuple[str, ...]] = {"l2": ("l1",), "l1": (), "shared": ()}
+_LEVEL_NAMES = {"dram": "DRAM", "l2": "L2", "l1": "L1", "shared": "shared-memory"}
+
+
 def _datasheet(machine: Machine) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     g = machine.gpu
     fma = {p: v.fma for p, v in g.peak_flops.items()}
@@ -222,26 +263,55 @@ def _datasheet(machine: Machine) -> tuple[dict[str, float], dict[str, float], di
     return fma, addmul, bw
 
 
-def _measured(machine: Machine) -> tuple[dict[str, float], dict[str, float], dict[str, float], str]:
+def _sheet_measured(machine: Machine) -> dict[str, float]:
+    """The data sheet's published level maxima (``[measured]``), for the levels the machine takes from that sheet.
+
+    Only while the machine runs the sheet's product as published (its SMs and boost clock): a machine file
+    that changes them, or gives a level's bandwidth itself, describes another GPU than the one measured.
+    """
+    from nodecast.machines.compose import MACHINE_FILE
+
+    sheet = machine.gpu.sheet
+    if sheet is None or (machine.gpu.sms, machine.gpu.clock_hz) != (sheet.sms, sheet.boost_clock_hz):
+        return {}
+    return {lv: v for lv, v in sheet.measured_level_bandwidth_bps.items()
+            if not machine.provenance.get(f"gpu.levels.{lv}.bandwidth_bps", "").startswith(MACHINE_FILE)}
+
+
+def _measured(machine: Machine) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, str]]:
+    """Measured FMA and ADD/MUL peaks and level bandwidths, and the origin of each (``fma.fp64``, ``bw.l2``...).
+
+    The machine's ``[measured.gpu]`` wins over its data sheet's published maxima.
+    """
+    sheet_bw = _sheet_measured(machine)
+    origin = {f"bw.{lv}": f"published measurement, data sheet {machine.gpu.sheet.key}"  # type: ignore[union-attr]
+              for lv in sheet_bw}
     m = machine.measured
     if m is None:
-        return {}, {}, {}, ""
+        return {}, {}, sheet_bw, origin
+    where = m.gpu_origin or m.origin
     fma = {p: v.fma for p, v in m.gpu_peak_flops.items()}
     addmul = {p: v.addmul for p, v in m.gpu_peak_flops.items()}
-    return fma, addmul, dict(m.gpu_level_bandwidth_bps), m.gpu_origin or m.origin
+    bw = {**sheet_bw, **m.gpu_level_bandwidth_bps}
+    origin.update({f"{kind}.{p}": f"measured, {where}" for p in m.gpu_peak_flops for kind in ("fma", "addmul")})
+    origin.update({f"bw.{lv}": f"measured, {where}" for lv in m.gpu_level_bandwidth_bps})
+    return fma, addmul, bw, origin
 
 
 def gpu_figures(machine: Machine, reference: Machine | None = None) -> GpuFigures:
     """The GPU maxima of ``machine``: measured, else data sheet x ``reference``'s measured/peak ratio, else data sheet.
 
-    ``reference`` is the source GPU when ``machine`` is the target (the
-    paper's Peak/Max ratio rule, section 4.1); None for the source itself.
-    Shared-memory bandwidth falls back to the L1 value.
+    Measured: the machine's ``[measured.gpu]``, else its data sheet's
+    published maxima (``[measured]`` in the sheet; the paper's "publicly
+    available benchmarks"). ``reference`` is the source GPU when ``machine``
+    is the target (the paper's Peak/Max ratio rule, section 4.1); None for
+    the source itself. Shared-memory bandwidth falls back to the L1 value.
+    A level no source gives is absent (``project_kernels`` bounds it).
     """
     ds = _datasheet(machine)
     ms_fma, ms_addmul, ms_bw, ms_origin = _measured(machine)
     ref_ds = _datasheet(reference) if reference is not None else ({}, {}, {})
-    ref_ms = _measured(reference) if reference is not None else ({}, {}, {}, "")
+    ref_ms = _measured(reference) if reference is not None else ({}, {}, {}, {})
     out: list[dict[str, float]] = [{}, {}, {}]
     origin: dict[str, str] = {}
     for i, (kind, keys) in enumerate((("fma", MODEL_PRECISIONS), ("addmul", MODEL_PRECISIONS),
@@ -252,7 +322,7 @@ def gpu_figures(machine: Machine, reference: Machine | None = None) -> GpuFigure
             label = f"{kind}.{key}"
             if key in measured:
                 out[i][key] = measured[key]
-                origin[label] = f"measured, {ms_origin}"
+                origin[label] = ms_origin[label]
             elif key in sheet:
                 r_meas, r_sheet = ref_ms[i].get(key), ref_ds[i].get(key)
                 if reference is not None and r_meas and r_sheet:
@@ -539,7 +609,52 @@ def project_kernels(
 
     ``target_inst`` are the instruction counts on the target when the SASS
     comparison changed them (default: the source counts).
+
+    A cache level (L2, L1, shared memory) that some launch uses but whose
+    bandwidth one GPU lacks is bounded by its neighbours
+    (``GpuFigures.bracketed``): the projection runs with every unknown level
+    of the target at its slowest and of the source at its fastest (the
+    longest times), and the other way round (the shortest); the interval
+    is the union of both, so it holds every projection a value between the
+    bounds gives, and a note per level says so. The per-launch detail
+    (ceilings, per-level times, bound) is the slow-target run's.
     """
+    hits = inp.hits()
+    gaps = [(side, fig, fig.unknown_levels(hits)) for side, fig in (("source", source), ("target", target))]
+    if not any(levels for _, _, levels in gaps):
+        return _project(inp, source, target, target_inst)
+    (s_slow, s_fast), (t_slow, t_fast) = (fig.bracketed(list(levels)) for _, fig, levels in gaps)
+    longest = _project(inp, s_fast, t_slow, target_inst)
+    shortest = _project(inp, s_slow, t_fast, target_inst)
+    with np.errstate(all="ignore"):
+        low = np.fmin(longest.low_s, shortest.low_s)
+        high = np.fmax(longest.high_s, shortest.high_s)
+        mean = np.clip(2.0 / (1.0 / low + 1.0 / high), low, high)
+    notes = [_unknown_note(lv, side, fig, n, len(inp)) for side, fig, levels in gaps for lv, n in levels.items()]
+    return replace(longest, source=source, target=target, low_s=low, high_s=high, time_s=mean,
+                   notes=longest.notes + notes)
+
+
+def _unknown_note(level: str, side: str, fig: GpuFigures, n: int, total: int) -> str:
+    """Why the interval of ``n`` launches is wider: ``level``'s bandwidth is unknown on the ``side`` GPU."""
+    name = _LEVEL_NAMES[level]
+    outer = next(o for o in _OUTSIDE[level] if o in fig.bandwidth)
+    inner = next((i for i in _INSIDE[level] if i in fig.bandwidth), None)
+    upper = (f"{_LEVEL_NAMES[inner]}'s {fig.bandwidth[inner] / 1e9:,.0f} GB/s (the level inside it)" if inner
+             else "no upper limit (no level inside it is known)")
+    return (f"{name} bandwidth unknown for {fig.model} ({fig.machine}, the {side}), which {n} of "
+            f"{plural(total, 'launch', 'launches')} use: projected with it anywhere between "
+            f"{_LEVEL_NAMES[outer]}'s {fig.bandwidth[outer] / 1e9:,.0f} GB/s (the level outside it) and {upper}; "
+            "interval widened to cover both ends (give the level's bandwidth to narrow it)")
+
+
+def _project(
+    inp: KernelInputs,
+    source: GpuFigures,
+    target: GpuFigures,
+    target_inst: Mapping[tuple[str, str], np.ndarray] | None = None,
+) -> RooflineProjection:
+    """``project_kernels`` for figures that give every level the launches use."""
     notes: list[str] = []
     t_inst = inp.inst if target_inst is None else target_inst
     flop_s = inp.flop()

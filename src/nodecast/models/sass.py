@@ -63,6 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.errors import InputError
+from nodecast.inputs import read_input
 from nodecast.traces.ncu import FLOP_OPS, KernelMetrics, base_kernel_name
 
 #: SASS opcode (before the first ".") -> (precision, op) of ncu's op counters.
@@ -264,7 +265,8 @@ def read_sass(path: str | Path) -> dict[str, SassFunction]:
     """Parse a SASS listing file (see ``parse_sass``)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
+        text = read_input(p, what="SASS listing").decode("utf-8", errors="replace")  # bounded: nodecast.inputs
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
     except FileNotFoundError:
         raise InputError("no such file", path=p) from None
     except OSError as exc:
@@ -290,7 +292,7 @@ def read_sass_counts(path: str | Path) -> Counts:
     p = Path(path)
     hint = "Give a UTF-8 CSV with columns function, pc_offset, threads_executed[, launch]"
     try:
-        raw = p.read_bytes()
+        raw = read_input(p, what="counts file", key="--sass-counts")  # bounded, devices refused: nodecast.inputs
     except FileNotFoundError:
         raise InputError("no such file", path=p, key="--sass-counts") from None
     except IsADirectoryError:

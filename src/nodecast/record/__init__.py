@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nodecast import __version__
+from nodecast import __version__, _signals, paths
 from nodecast.errors import GPUUnavailableError, InputError
 from nodecast.record.activities import short_name
 from nodecast.record.sqlite_writer import TABLES, write_trace
@@ -88,7 +89,7 @@ def parse_command(command: Sequence[str]) -> ChildCommand:
     program = rest[i:]
     if not program or (program[0] == "-m" and len(program) < 2):
         raise InputError("no Python script or -m module after the interpreter", key="COMMAND", hint=_USAGE)
-    if program[0] != "-m" and not Path(program[0]).is_file():
+    if program[0] != "-m" and not paths.is_file(program[0], "COMMAND"):
         raise InputError("no such file", path=program[0], hint="Give the path of the Python script to record")
     return ChildCommand(interpreter, tuple(options), tuple(program))
 
@@ -103,7 +104,7 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     """
     out = Path(path)
     folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
+    if paths.is_dir(out, "-o"):
         raise InputError("is a folder", path=out, hint="Give a file name for the trace, e.g. trace.sqlite")
     if out.suffix.lower() not in OUTPUT_SUFFIXES:
         raise InputError(f"the trace is written as SQLite, not as {out.suffix or 'a file without extension'}",
@@ -231,8 +232,16 @@ def record(command: Sequence[str], output: str | os.PathLike[str]) -> RecordResu
             raise InputError(f"cannot start {child.interpreter!r} ({exc.strerror})", key="COMMAND") from None
         try:
             proc.wait()
-        except KeyboardInterrupt:
-            proc.wait()  # the child got the same SIGINT; let it flush its trace
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", signal.SIGINT)
+            if signum != signal.SIGINT:
+                # SIGTERM (timeout, Slurm) or SIGHUP stops nodecast as well: no trace (exit 143, 129). The program
+                # gets the signal too, in case it was sent to nodecast alone.
+                proc.send_signal(signum)
+                proc.wait()
+                raise
+            proc.wait()  # Ctrl-C reached the program too: it flushes its trace, which is still written
+            _signals.forget()
         result = convert_records(records, out, command=list(command))
         if proc.returncode not in (0, result.exit_code):
             result.notes.append(f"the child process exited with {proc.returncode}")

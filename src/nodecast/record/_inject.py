@@ -19,24 +19,31 @@ or, when tracing cannot start, a single ``{"status": "error", ...}`` line
 into SQLite. A program that ends with ``os._exit`` skips the flush: its last
 buffers are lost (the done line is missing and the parent says so).
 
-Only the standard library and nodecast's pure record modules are imported
-here, so any Python that can import nodecast (and cupti-python) can run it.
+Only the standard library, nodecast's pure record modules and
+``nodecast.strict_json`` (standard library only) are imported here, so any
+Python that can import nodecast (and cupti-python) can run it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import runpy
 import sys
 import traceback
 from typing import Any, TextIO
 
+from nodecast.strict_json import dumps
+
 STATUS_PREFIX = '{"status"'
 
 
+def _line(obj: dict[str, Any]) -> str:
+    """One JSON line, compact and strict (a number that is not finite is null; enum-like values by ``_plain``)."""
+    return dumps(obj, separators=(",", ":"), default=_plain) + "\n"
+
+
 def _write(f: TextIO, obj: dict[str, Any]) -> None:
-    f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    f.write(_line(obj))
 
 
 def _plain(value: Any) -> Any:
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         converter = Converter(pid=pid)
 
         def sink(rows: list[dict[str, Any]]) -> None:
-            f.write("".join(json.dumps(r, separators=(",", ":"), default=_plain) + "\n" for r in rows))
+            f.write("".join(_line(r) for r in rows))
 
         try:
             from nodecast.record.cupti import Tracer, cupti_version

@@ -54,7 +54,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import math
+import sys
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,8 +62,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import OP_COLUMNS, TASK_COLUMNS, Anchor, EdgeKind, OpGraph, OpKind, TaskData
+from nodecast.inputs import read_input
 from nodecast.values import as_float, as_int, json_kind
 
 R, W, RW = 1, 2, 3
@@ -465,12 +467,17 @@ def to_json(graph: OpGraph) -> dict:
     return out
 
 
+#: Priorities are kept as int32 (``TASK_COLUMNS``), like StarPU's ``int priority``.
+_PRIO_MIN, _PRIO_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+
+
 @paused_gc()
 def load_dag(path: str | Path) -> OpGraph:
     """Read a DAG file (see the module docstring) into an OpGraph. Raises InputError naming the file and key of any problem."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        with decoder_limits(path, "DAG file", "See nodecast.sim.dag for the format"):
+            doc = json.loads(read_input(path, what="DAG file").decode("utf-8"))  # bounded: nodecast.inputs
     except OSError as exc:
         raise InputError(f"cannot read DAG file ({exc.strerror})", path=path) from None
     except json.JSONDecodeError as exc:
@@ -478,8 +485,6 @@ def load_dag(path: str | Path) -> OpGraph:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})", path=path,
                          hint="A DAG file is UTF-8 JSON; see nodecast.sim.dag") from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to be a DAG file", path=path, hint="See nodecast.sim.dag for the format") from None
     if not isinstance(doc, dict):
         raise InputError("top level must be an object", path=path)
     if doc.get("format", "nodecast-dag") != "nodecast-dag" or doc.get("version", 1) != 1:
@@ -534,14 +539,16 @@ def load_dag(path: str | Path) -> OpGraph:
             raise InputError(f"size_bytes must be an integer from 0 to 2^50 (got {size!r})", path=path, key=f"{key}.size_bytes")
         flops = item.get("flops", 0.0)
         prio = item.get("priority", 0)
-        # NOTE: Python's JSON reader accepts NaN and Infinity literals; a FLOP count must be finite.
-        if not isinstance(flops, int | float) or isinstance(flops, bool) or not 0 <= flops < math.inf:
+        # NOTE: Python's JSON reader accepts NaN and Infinity literals, and integers beyond a double's range
+        # (float() of 10**400 is an OverflowError); a FLOP count must be a finite double.
+        if not isinstance(flops, int | float) or isinstance(flops, bool) or not 0 <= flops <= sys.float_info.max:
             raise InputError(f"flops must be a finite number >= 0 (got {flops!r})", path=path, key=f"{key}.flops")
         async_ok = item.get("async", True)
         if not isinstance(async_ok, bool):
             raise InputError(f"async must be true or false (got {async_ok!r})", path=path, key=f"{key}.async")
-        if not isinstance(prio, int) or isinstance(prio, bool):
-            raise InputError(f"priority must be an integer (got {prio!r})", path=path, key=f"{key}.priority")
+        if not isinstance(prio, int) or isinstance(prio, bool) or not _PRIO_MIN <= prio <= _PRIO_MAX:
+            raise InputError(f"priority must be an integer from {_PRIO_MIN} to {_PRIO_MAX} (got {prio!r})", path=path,
+                             key=f"{key}.priority")
         deps = item.get("deps", [])
         if not isinstance(deps, list):
             raise InputError("must be a list of task names", path=path, key=f"{key}.deps")

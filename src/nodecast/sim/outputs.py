@@ -13,7 +13,6 @@ the application's nominal operation count (Cholesky n^3/3 + n^2/2 + n/6, LU
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nodecast.fileio import atomic_path
 from nodecast.report.headline import Number
 from nodecast.sim.dag import total_flops
+from nodecast.strict_json import dumps
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -346,7 +346,7 @@ def chrome_trace(result: SimResult) -> dict[str, Any]:
 
 
 def write_chrome_trace(result: SimResult, path: str | Path) -> None:
-    """Write ``chrome_trace(result)`` (atomically, compact JSON)."""
+    """Write ``chrome_trace(result)`` (atomically, compact strict JSON: a number that is not finite is null)."""
     doc = chrome_trace(result)
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+        tmp.write_text(dumps(doc, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")

@@ -25,6 +25,7 @@ roofline-projected times).
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.errors import InputError
+from nodecast.inputs import read_input
 from nodecast.sim.starpu_files import MAX_KERNEL_S, ArchModel, HistoryEntry, PerfModelFile, read_perfmodel
 from nodecast.values import as_float, as_int
 
@@ -93,7 +95,8 @@ def load_samples_csv(path: str | Path) -> dict[tuple[str, str, int], list[float]
     path = Path(path)
     out: dict[tuple[str, str, int], list[float]] = {}
     try:
-        with path.open(newline="", encoding="utf-8") as f:
+        # Read whole, bounded, devices refused (nodecast.inputs): a line without end would be read forever.
+        with io.StringIO(read_input(path, what="samples file").decode("utf-8"), newline="") as f:
             reader = csv.DictReader(f)
             need = {"kernel", "arch", "size_bytes", "duration_s"}
             if not reader.fieldnames or not need <= set(reader.fieldnames):

@@ -22,6 +22,7 @@ comparison as one result, ``ReferenceComparison``, the result model of
 from __future__ import annotations
 
 import csv
+import io
 import math
 import statistics
 import time
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from nodecast.errors import InputError
+from nodecast.inputs import read_input
 from nodecast.report.headline import Number
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
@@ -106,7 +108,8 @@ def load_reference(path: str | Path) -> ReferenceTable:
     """
     path = Path(path)
     try:
-        with path.open(newline="", encoding="utf-8") as f:
+        # Read whole, bounded, devices refused (nodecast.inputs): a line without end would be read forever.
+        with io.StringIO(read_input(path, what="reference file").decode("utf-8"), newline="") as f:
             reader = csv.DictReader(f)
             fields = reader.fieldnames or []
             missing = [c for c in _NEEDED if c not in fields]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nodecast import paths
 from nodecast.errors import InputError
 
 STARPU_DIR_ENV = "NODECAST_STARPU_DIR"
@@ -63,7 +64,7 @@ class SimSetup:
 def starpu_dir(setup: SimSetup) -> Path | None:
     """The StarPU calibration folder: ``setup.starpu_dir``, else $NODECAST_STARPU_DIR, else None."""
     folder = setup.starpu_dir or (Path(os.environ[STARPU_DIR_ENV]) if os.environ.get(STARPU_DIR_ENV) else None)
-    if folder is not None and not folder.is_dir():
+    if folder is not None and not paths.is_dir(folder, "--starpu-dir"):
         what = "is a file, not a folder" if folder.exists() else "folder does not exist"
         raise InputError(what, path=folder, key="--starpu-dir",
                          hint="Give StarPU's sampling folder (with bus/ and codelets/45/)")
@@ -75,7 +76,7 @@ def starpu_platform_file(folder: Path, machine: str) -> Path | None:
     if neither."""
     for name in (f"{machine}.platform.v4.xml", f"{machine}.platform.xml"):
         xml = folder / "bus" / name
-        if xml.exists():
+        if paths.stat_quietly(xml) is not None:  # a machine name too long for a file has no platform file
             return xml
     return None
 

@@ -31,7 +31,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nodecast import paths
 from nodecast.errors import InputError
+from nodecast.inputs import read_input
 from nodecast.values import as_float, as_int
 
 _BW_UNITS = {
@@ -119,7 +121,7 @@ def read_platform_xml(path: str | Path) -> PlatformXml:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input(path, what="platform file")  # bounded, devices refused: see nodecast.inputs
     except OSError as exc:
         raise InputError(f"cannot read platform file ({exc.strerror})", path=path) from None
     if b"<!ENTITY" in raw:
@@ -325,7 +327,9 @@ def _read_following_stubs(path: Path, what: str = "performance model", errors: s
     current = path
     while True:
         try:
-            text = current.read_text(encoding="utf-8", errors=errors)
+            # Bounded, devices refused (nodecast.inputs); newlines read as read_text's universal newlines would.
+            text = read_input(current, what=what).decode("utf-8", errors=errors)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         except OSError as exc:
             raise InputError(f"cannot read {what} ({exc.strerror})", path=current) from None
         except UnicodeDecodeError as exc:
@@ -333,11 +337,11 @@ def _read_following_stubs(path: Path, what: str = "performance model", errors: s
         target = text.strip()
         if text and "\n" not in text.strip() and " " not in target and "/" not in target and not target.startswith("#"):
             nxt = current.parent / target
-            if nxt.is_file() and nxt not in seen and len(seen) < 8:
+            if paths.names_a_file(nxt) and nxt not in seen and len(seen) < 8:
                 seen.add(current)
                 current = nxt
                 continue
-            if "." in target and not target[0].isdigit() and not nxt.exists():
+            if "." in target and not target[0].isdigit() and paths.stat_quietly(nxt) is None:
                 raise InputError(
                     f"is a link stub to {target!r}, which does not exist", path=current, hint="Copy the target model too"
                 )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nodecast import out_of_memory
 from nodecast.errors import InputError
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import _DEFAULTS, COLUMNS, NOT_RECORDED, Trace, TraceMeta
@@ -23,6 +24,7 @@ _FILL = {name: _DEFAULTS.get(name, 0) for name in COLUMNS}
 
 def allocate(n: int) -> dict[str, np.ndarray]:
     """One buffer per Trace column, ``n`` rows, holding each column's default."""
+    out_of_memory.note_gpu_ops(n)  # every reader allocates here first: the size an out-of-memory line gives
     return {name: np.full(n, _FILL[name], dtype=dtype) for name, dtype in COLUMNS.items()}
 
 

@@ -40,19 +40,35 @@ _CHUNK_ROWS = 1 << 14
 
 
 def _adbc() -> ModuleType | None:
-    """The ADBC SQLite DB-API module, or None when it is not installed or disabled."""
+    """The ADBC SQLite driver module (its low-level API), or None when it is not installed or disabled."""
     if not USE_ADBC:
         return None
     try:
-        import adbc_driver_sqlite.dbapi as dbapi
+        import adbc_driver_sqlite
     except ImportError:
         return None
-    return dbapi
+    return adbc_driver_sqlite
 
 
 def readonly_uri(path: str | Path) -> str:
     """``file:`` URI opening ``path`` read-only and immutable (no lock, no journal)."""
     return Path(path).resolve().as_uri() + "?mode=ro&immutable=1"
+
+
+#: sqlite3's errors for text that is not UTF-8 (naming the result column) and for a column the table lacks.
+_NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '(.*?)' with text")
+_NO_COLUMN = re.compile(r"no such column: (\S+)")
+
+
+def _table_of(sql: str | None) -> str | None:
+    """The table a one-table query reads (``... FROM "T" ...``), None for none."""
+    found = re.search(r'\bFROM\s+"?([A-Za-z_][A-Za-z0-9_]*)"?', sql or "", re.IGNORECASE)
+    return found.group(1) if found else None
+
+
+def _bytes_shown(raw: bytes, limit: int = 48) -> str:
+    """``kernel\\xff\\x80``: the first ``limit`` bytes of a value as Python writes them, ``…`` when cut."""
+    return repr(raw[:limit])[2:-1] + ("…" if len(raw) > limit else "")
 
 
 def _corrupt(path: Path, exc: BaseException) -> InputError:
@@ -72,6 +88,7 @@ class SqliteExport:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._adbc_db: Any = None
         self._adbc_con: Any = None
         try:
             self.con = sqlite3.connect(readonly_uri(self.path), uri=True)
@@ -94,18 +111,70 @@ class SqliteExport:
 
     def close(self) -> None:
         """Close both connections."""
-        if self._adbc_con is not None:
-            self._adbc_con.close()
-            self._adbc_con = None
-        self.con.close()
+        db, con, self._adbc_db, self._adbc_con = self._adbc_db, self._adbc_con, None, None
+        try:
+            for handle in (con, db):
+                if handle is not None:
+                    handle.close()
+        except RuntimeError:  # "open AdbcStatement": a stop signal cut a read short; the process is ending
+            pass
+        finally:
+            self.con.close()
 
     @contextmanager
-    def _errors(self) -> Iterator[None]:
-        """Turn database errors (a truncated file shows up mid-read) into InputError."""
+    def _errors(self, sql: str | None = None) -> Iterator[None]:
+        """Turn database errors into InputError: text that is not UTF-8, and a column the query ``sql`` names
+        that its table lacks (an edited export), each say so, naming table and column; anything else (a
+        truncated file shows up mid-read) is a corrupt database."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            raise _corrupt(self.path, exc) from None
+            raise self._error(exc, sql) from None
+
+    def _error(self, exc: sqlite3.DatabaseError, sql: str | None) -> InputError:
+        """The InputError for database error ``exc`` of the query ``sql`` (see ``_errors``)."""
+        table = _table_of(sql)
+        if table is not None and table in self.tables:
+            found = _NOT_UTF8.match(str(exc))
+            if found:
+                return self._not_utf8(table, found.group(1)) or _corrupt(self.path, exc)
+            found = _NO_COLUMN.match(str(exc))
+            if found:
+                return InputError(
+                    f"the table has no {found.group(1).strip(chr(34))} column, which nodecast needs",
+                    path=self.path,
+                    key=table,
+                    hint="The export is incomplete or was edited; export the profile again",
+                )
+        return _corrupt(self.path, exc)
+
+    def _not_utf8(self, table: str, expr: str) -> InputError | None:
+        """InputError naming the first column of ``table`` that ``expr`` reads (any column when it names none)
+        holding text that is not UTF-8: how many rows, the first one's rowid and bytes. None if none does.
+
+        Only called after a read failed; the text is read as bytes (``CAST AS BLOB``), checked in Python.
+        """
+        for column in self._columns_in(table, expr) or sorted(self.columns(table)):
+            count, first = 0, ""
+            try:
+                cur = self.con.execute(f'SELECT rowid, CAST("{column}" AS BLOB) FROM "{table}" '
+                                       f"WHERE typeof(\"{column}\") = 'text' ORDER BY rowid")
+                for rowid, raw in cur:
+                    try:
+                        raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        count += 1
+                        first = first or f"rowid {rowid}, {_bytes_shown(raw)}"
+            except sqlite3.DatabaseError:  # a table without rowids, or a damaged page: nothing more to say
+                continue
+            if count:
+                return InputError(
+                    f"{count:,} {'row holds' if count == 1 else 'rows hold'} text that is not UTF-8 (first: {first})",
+                    path=self.path,
+                    key=f"{table}.{column}",
+                    hint="No profiler writes such text: the export was damaged or edited; export the profile again",
+                )
+        return None
 
     # -- schema -----------------------------------------------------------------------
     def columns(self, table: str) -> set[str]:
@@ -151,12 +220,12 @@ class SqliteExport:
         if table not in self.tables:
             return 0
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
-        with self._errors():
+        with self._errors(sql):
             return int(self.con.execute(sql).fetchone()[0])
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """All rows of a small query (metadata, string tables)."""
-        with self._errors():
+        with self._errors(sql):
             return self.con.execute(sql, params).fetchall()
 
     def string_table(self, table: str, id_col: str, value_col: str = "value") -> dict[int, str]:
@@ -168,6 +237,8 @@ class SqliteExport:
         if table not in self.tables:
             return {}
         if table not in self._strings:
+            # Checked first: SQLite reads a quoted name that is no column as a string ("value" for every name).
+            self.require(table, id_col, value_col)
             rows = self.rows(f'SELECT "{id_col}", "{value_col}" FROM "{table}"')
             ids = [i for i, _ in rows]
             if not all(type(i) is int for i in ids):  # NOTE: checked one by one only when needed (tables of 10^5 rows)
@@ -245,10 +316,10 @@ class SqliteExport:
         n = len(outs[0]) if outs else 0
         if n == 0:
             return
-        dbapi = _adbc()
-        if dbapi is not None:
+        driver = _adbc()
+        if driver is not None:
             try:
-                got = self._read_adbc(dbapi, sql, outs)
+                got = self._read_adbc(driver, sql, outs)
             except Exception:  # noqa: BLE001 - any driver trouble: sqlite3 decides (and reports) below
                 got = -1
             if got == n:
@@ -325,16 +396,40 @@ class SqliteExport:
             return str(value)
         return f"{value} in rowid {rowid}"
 
-    def _read_adbc(self, dbapi: ModuleType, sql: str, outs: Sequence[np.ndarray]) -> int:
+    def _read_adbc(self, driver: ModuleType, sql: str, outs: Sequence[np.ndarray]) -> int:
+        """Rows read into ``outs`` through the ADBC driver; -1 on anything the sqlite3 path must diagnose.
+
+        NOTE: through adbc_driver_manager's low-level objects, not its DB-API
+        module. The DB-API cursor swaps in the manager's own SIGINT handler
+        while a query executes: Ctrl-C then only asked the driver to cancel,
+        which the SQLite driver does not implement (the NotSupportedError
+        ended here, the sqlite3 path read the table again and the run finished
+        with exit 0), and the manager's interrupt thread called that cancel
+        callback after the read had returned and freed it (segmentation
+        faults, in whatever the main thread did next, such as graph/build.py's
+        ``_csr``). Its objects are also Python code that a stop can cut in
+        half (``Exception ignored in Cursor.__del__`` at exit). Here Python's
+        own handler stays in place: a stop during the driver's C code raises
+        as soon as that returns (after the query's first batch, or between batches).
+        """
+        import adbc_driver_manager as adbc
+        import pyarrow as pa
+
         if self._adbc_con is None:
-            self._adbc_con = dbapi.connect(readonly_uri(self.path))
-        cur = self._adbc_con.cursor()
+            self._adbc_db = driver.connect(readonly_uri(self.path))
+            self._adbc_con = adbc.AdbcConnection(self._adbc_db)
+        stmt = handle = reader = None
         try:
-            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(_CHUNK_ROWS)})
-            cur.execute(sql)
+            stmt = adbc.AdbcStatement(self._adbc_con)
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(_CHUNK_ROWS)})
+            stmt.set_sql_query(sql)
+            handle, _ = stmt.execute_query()
+            # The import that adbc_driver_manager's DB-API uses itself (pyarrow >= 14); it moves the stream out of
+            # the handle, whose release is then a no-op.
+            reader = pa.RecordBatchReader._import_from_c(handle.address)  # noqa: SLF001
             i = 0
             n = len(outs[0])
-            for batch in cur.fetch_record_batch():
+            for batch in reader:
                 m = batch.num_rows
                 if i + m > n:
                     return -1
@@ -349,7 +444,13 @@ class SqliteExport:
                 i += m
             return i
         finally:
-            cur.close()
+            # The stream before its statement: releasing it afterwards reads freed driver state.
+            if reader is not None:
+                reader.close()
+            if handle is not None:
+                handle.release()
+            if stmt is not None:
+                stmt.close()
 
     def _read_sqlite3(self, sql: str, outs: Sequence[np.ndarray]) -> int:
         """Rows read into ``outs``: fewer than asked when the query ended early, -1 on a
@@ -357,7 +458,7 @@ class SqliteExport:
         n = len(outs[0])
         dtype = np.dtype([(f"c{j}", np.int64) for j in range(len(outs))])
         i = 0
-        with self._errors():
+        with self._errors(sql):
             cur = self.con.execute(sql)
             while i < n:
                 try:

@@ -45,7 +45,6 @@ stream written as text falls back the same way, as before.
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from collections.abc import Sequence
@@ -55,7 +54,9 @@ from typing import Any
 
 import numpy as np
 
+from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
+from nodecast.inputs import inflate_gzip, read_input
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
@@ -133,32 +134,28 @@ def load_json(path: Path) -> Any:
     Floats stay text (see the module docstring). Truncated or invalid input
     raises InputError naming the file.
     """
-    raw = path.read_bytes()
+    raw: bytes | bytearray = read_input(path, what="trace")  # bounded: see nodecast.inputs
     gzipped = raw[:2] == GZIP_MAGIC
     if gzipped:
         try:
-            raw = gzip.decompress(raw)
+            raw = inflate_gzip(raw, path)  # a piece at a time, refused past the input limit (a gzip bomb)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(
                 f"the gzip stream is truncated or corrupt ({exc})",
                 path=path,
                 hint="Copy the file again; it may have been cut short",
             ) from None
-    if not raw.strip():
+    if not raw or raw.isspace():  # as `not raw.strip()`, without a copy of the whole text
         raise InputError(
             "is empty once decompressed" if gzipped else "holds only white space",
             path=path,
             hint="The profiler may not have finished writing it; save the trace again",
         )
     try:
-        return json.loads(raw, parse_float=str)
-    except RecursionError:
         # The C scanner recurses once per nesting level; no trace nests more than a few levels.
-        raise InputError(
-            "the JSON is nested too deeply to be a trace",
-            path=path,
-            hint="Load a Kineto/Chrome trace ({\"traceEvents\": [...]})",
-        ) from None
+        with decoder_limits(path, "trace", "The file is damaged or not a Kineto/Chrome trace "
+                                           "({\"traceEvents\": [...]}); save it again from the profiler"):
+            return json.loads(raw, parse_float=str)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})",

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from nodecast import out_of_memory, paths
 from nodecast.errors import InputError
+from nodecast.inputs import input_path, named_as
 from nodecast.traces import kineto, nsys, nvprof, nvprof_csv, parquet
 from nodecast.traces._sqlite import SQLITE_MAGIC, SqliteExport
 from nodecast.traces.kinds import OpKind
@@ -58,9 +60,14 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
             file = stack.enter_context(importlib.resources.as_file(sample_file(text[len(SAMPLE_PREFIX) :])))
             shown: str | Path = text
         else:
-            file = Path(text)
-            shown = file
-        trace = _read(file)
+            # A device is refused and a pipe copied to a file once (nodecast.inputs): format detection reads its
+            # start, the reader reads it again, and so does the host-record reader (graph.api_readers).
+            file = input_path(text, what="trace")
+            shown = Path(text)
+        out_of_memory.note_file(shown, file)  # named, with its size, if reading it runs out of memory
+        with named_as(shown, file):  # errors about a pipe's copy name the pipe
+            trace = _read(file)
+        out_of_memory.note_gpu_ops(len(trace))
         if shown != file:
             trace.meta.source = str(shown)
     return _require_gpu_work(trace, shown)
@@ -89,7 +96,7 @@ def sample_file(stem: str) -> Traversable:
     root = _samples_root()
     for name in (stem, *(stem + s for s in _SAMPLE_SUFFIXES)):
         candidate = root / name
-        if name and candidate.is_file():
+        if name and (paths.names_a_file(candidate) if isinstance(candidate, Path) else candidate.is_file()):
             return candidate
     available = ", ".join(list_samples()) or "none"
     raise InputError(
@@ -101,8 +108,8 @@ def sample_file(stem: str) -> Traversable:
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     """Name of the reader for a file, from its content: nsys, nvprof, kineto, nvprof-csv or parquet."""
-    path = Path(path)
-    if not path.exists():
+    path = input_path(path, what="trace")  # a device refused, a pipe read through its copy (nodecast.inputs)
+    if not paths.exists(path):
         raise InputError("no such file", path=path, hint="Check the path")
     if path.is_dir():
         raise InputError("a folder, not a trace file", path=path, hint="Give the path of one trace file")

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from nodecast.errors import InputError
+from nodecast.inputs import read_input
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
@@ -108,7 +109,7 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     """Read ``nvprof --print-gpu-trace --csv`` output into a Trace (may hold zero ops)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_input(path, what="trace").decode("utf-8", errors="replace")  # bounded: see nodecast.inputs
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
     notes: list[str] = []

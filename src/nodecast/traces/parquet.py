@@ -32,8 +32,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
 from nodecast.fileio import atomic_path
+from nodecast.strict_json import dumps
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import _DEFAULTS, COLUMNS, OCCUPANCY_COLUMNS, Trace, TraceMeta
@@ -67,7 +69,7 @@ def _arrow_table(trace: Trace) -> pa.Table:
     arrays = [pa.array(trace[name]) for name in COLUMNS]
     schema = pa.schema(
         [pa.field(name, arr.type) for name, arr in zip(COLUMNS, arrays, strict=True)],
-        metadata={METADATA_KEY: json.dumps(doc).encode()},
+        metadata={METADATA_KEY: dumps(doc).encode()},
     )
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -121,7 +123,8 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
             hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
         )
     try:
-        doc = json.loads(raw)
+        with decoder_limits(path, "nodecast trace metadata"):
+            doc = json.loads(raw)
         names = [str(s) for s in doc["names"]]
         m = doc["meta"]
         meta = TraceMeta(
@@ -131,6 +134,8 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
             gpus={int(k): str(v) for k, v in m.get("gpus", {}).items()},
             notes=[str(s) for s in m.get("notes", [])],
         )
+    except InputError:
+        raise
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"damaged nodecast metadata in the {kind} file ({exc})", path=path) from None
     version = doc.get("version", FORMAT_VERSION)

@@ -15,8 +15,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from nodecast.fileio import atomic_path, check_suffix  # noqa: E402
+from nodecast.paths import as_text  # noqa: E402
 from nodecast.report._dispatch import Dispatch  # noqa: E402
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -33,6 +35,8 @@ def check_figure_path(path: str | Path) -> Path:
 def save(fig: plt.Figure, path: str | Path) -> Path:
     """Save ``fig`` atomically and close it."""
     path = check_figure_path(path)
+    for text in fig.findobj(Text):  # a non-UTF-8 file name in a title: its bytes as \xff (no font draws a surrogate)
+        text.set_text(as_text(text.get_text()))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), dpi=150, bbox_inches="tight")
     plt.close(fig)

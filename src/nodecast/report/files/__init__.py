@@ -8,13 +8,14 @@ and ``.parquet`` write ``table(result)`` (one DataFrame: the table a command's
 ``--json`` without a file prints. Both ``document`` and ``table`` are
 implemented per result type by a submodule (``files/forecast.py``), imported
 on the first call (``report._dispatch``). Every file is written through
-``fileio.atomic_path``.
+``fileio.atomic_path``. JSON is strict JSON, which browsers and Node parse:
+a number that is not finite (NaN, infinity) is written ``null``, in
+documents (``strict_json.dumps``) as in JSON tables (pandas' ``to_json``
+writes them null too); docs/report.md says what null means per field.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ import pandas as pd
 
 from nodecast.fileio import atomic_path, check_suffix
 from nodecast.report._dispatch import Dispatch
+from nodecast.strict_json import dumps as strict_dumps
+from nodecast.strict_json import finite
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".json")
 JSON_SUFFIXES = (".json",)
@@ -58,8 +61,9 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as plain Python for ``json``: numpy scalars and arrays, DataFrames (as records), dataclasses
-    with ``as_dict``, mapping keys as text. Floats stay floats (NaN and infinity included, as ``json`` writes them)."""
+    """``value`` as plain Python for ``json``: DataFrames (as records), dataclasses with ``as_dict``, mapping keys
+    as text, numpy scalars and arrays as numbers and lists; NaN, infinities and pandas NA/NaT as None
+    (``strict_json.finite``: JSON has no such numbers, and null is what other tools read)."""
     if isinstance(value, pd.DataFrame):
         return [jsonable(row) for row in value.to_dict(orient="records")]
     if isinstance(value, Mapping):
@@ -70,16 +74,13 @@ def jsonable(value: Any) -> Any:
         return jsonable(value.as_dict())
     if hasattr(value, "tolist"):  # numpy scalar or array
         return jsonable(value.tolist())
-    if value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return math.nan
-    return value
+    return finite(value)
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
-    """The JSON text of a document (indented by one space, as nodecast has always printed it)."""
-    return json.dumps(jsonable(doc), indent=1)
+    """The JSON text of a document (indented by one space, as nodecast has always printed it); strict JSON: a
+    number that is not finite is null (``strict_json``)."""
+    return strict_dumps(jsonable(doc), indent=1)
 
 
 def write_json(doc: Mapping[str, Any], path: str | Path) -> Path:

@@ -5,13 +5,13 @@ written before and after compare byte for byte: a run's summary and a
 sweep's rows are JSON indented by two spaces with sorted keys
 (``write_json``), rows are CSV with a header (``write_csv``). The reference
 comparison's JSON (new) is a ``report.files`` document: ``headline`` first,
-then the rows.
+then the rows. All of them are strict JSON (``strict_json``): a number
+that is not finite (the GFlop/s of a run whose makespan is 0) is ``null``.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from nodecast.report.files import write_json as write_document
 from nodecast.sim.outputs import SimResult
 from nodecast.sim.reference import ReferenceComparison
 from nodecast.sim.sweep import SweepResult
+from nodecast.strict_json import dumps
 
 
 @document.register(SimResult)
@@ -72,7 +73,8 @@ def _(result: ReferenceComparison) -> pd.DataFrame:
 
 
 def _dumps_sorted(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+    """Two-space indent, sorted keys (the layout these files have always had); a non-finite number is null."""
+    return dumps(value, indent=2, sort_keys=True) + "\n"
 
 
 def write_json(result: SimResult | SweepResult | ReferenceComparison, path: str | Path) -> Path:

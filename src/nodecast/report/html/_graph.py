@@ -6,25 +6,35 @@ import numpy as np
 import pandas as pd
 
 from nodecast.graph import metrics
-from nodecast.graph.opgraph import OpGraph, OpKind
+from nodecast.graph.opgraph import OpGraph
+from nodecast.graph.tracks import tracks
 from nodecast.graph.replay import Schedule
+from nodecast.report.html.timelines import natural_key
 
 
 def timeline_ops(graph: OpGraph, schedule: Schedule) -> pd.DataFrame:
     """One row per op of ``graph`` as ``report.html.timeline`` draws it: track (``GPU d stream q`` or
     ``host thread t``), start and end (s after the graph's origin), kind (its critical-path category) and name."""
-    kind, queue, device = graph.ops["kind"], graph.ops["queue"], graph.ops["device"]
-    gpu = kind <= OpKind.MEMSET
-    key = np.where(gpu, device.astype(np.int64) * (1 << 40) + queue, -1 - queue.astype(np.int64))
-    tracks, inverse = np.unique(key, return_inverse=True)
-    labels = np.array([f"GPU {int(k) >> 40} stream {int(k) & ((1 << 40) - 1)}" if k >= 0 else f"host thread {-1 - int(k)}"
-                       for k in tracks], dtype=object)
+    # NOTE: track, kind and name are categoricals (a small code per op into the distinct texts) and the times
+    # are the schedule's own arrays, not copies: as text, every op held a string reference per column and pandas
+    # made each column a string array of its own (about 230 B per graph op for the page's two timelines).
+    inverse, track_labels = tracks(graph)
+    track = pd.Categorical.from_codes(inverse, track_labels)
+    track = track.reorder_categories(sorted(track_labels, key=natural_key))  # the rows' order on the page
     code, cats = metrics.op_category(graph)
-    names = np.array([*graph.names, ""], dtype=object)[graph.ops["name_id"]]
-    kinds = np.asarray(cats, dtype=object)[code]
-    names = np.where(names == "", kinds, names)
-    return pd.DataFrame({"track": labels[inverse], "start_s": schedule.start_s, "end_s": schedule.end_s,
-                         "kind": kinds, "name": names})
+    return pd.DataFrame({"track": track, "start_s": schedule.start_s, "end_s": schedule.end_s,
+                         "kind": pd.Categorical.from_codes(code, cats), "name": _names(graph, code, cats)},
+                        copy=False)
+
+
+def _names(graph: OpGraph, code: np.ndarray, cats: list[str]) -> pd.Categorical:
+    """Every op's name, or its category (``cats[code]``) where it has none, as a categorical of distinct texts."""
+    name_code, texts = metrics.name_codes(graph.names)
+    unnamed = np.array([t == "" for t in texts])[name_code]  # per name id
+    index = {t: i for i, t in enumerate(texts)}
+    of_cat = np.array([index.setdefault(c, len(index)) for c in cats], dtype=np.int32)  # a label may be a name too
+    name_id = graph.ops["name_id"]
+    return pd.Categorical.from_codes(np.where(unnamed[name_id], of_cat[code], name_code[name_id]), list(index))
 
 
 def trace_summary(graph: OpGraph) -> str:

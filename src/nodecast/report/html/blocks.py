@@ -52,11 +52,15 @@ def _esc(text: object) -> str:
 
 
 def _value_attr(value: object) -> str:
-    """The exact value for ``data-value`` (repr keeps every digit of a float)."""
+    """The exact value for ``data-value`` (repr keeps every digit of a float), as the page's sort script reads it
+    with ``parseFloat``: infinities as ``Infinity``/``-Infinity`` (it reads Python's ``inf`` as NaN, i.e. missing),
+    NaN as ``nan`` (missing, sorted last)."""
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return ""
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
     return "nan" if math.isnan(v) else repr(v)
 
 

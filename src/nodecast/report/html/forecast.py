@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nodecast.graph import metrics
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.graph.opgraph import OpKind
 from nodecast.report import html as rh
@@ -35,10 +36,12 @@ def kernel_times(result: ForecastResult, top: int = TOP_KERNELS) -> tuple[pd.Dat
     k = g.ops["kind"] == OpKind.KERNEL
     if not k.any():
         return pd.DataFrame(columns=["kernel", "launches", "on A", "on B"]), 0
-    names = np.array([*g.names, ""], dtype=object)[g.ops["name_id"][k]]
-    df = pd.DataFrame({"kernel": names, "on A": g.ops["source_dur_s"][k], "on B": result.costs.duration_s[k]})
+    code, texts = metrics.name_codes(g.names)  # grouped by code, named afterwards: not a text per launch
+    df = pd.DataFrame({"kernel": code[g.ops["name_id"][k]], "on A": g.ops["source_dur_s"][k],
+                       "on B": result.costs.duration_s[k]}, copy=False)
     out = df.groupby("kernel", sort=False).agg(launches=("on A", "size"), **{"on A": ("on A", "sum"),
                                                                           "on B": ("on B", "sum")}).reset_index()
+    out["kernel"] = np.asarray(texts, dtype=object)[out["kernel"].to_numpy(np.int64)]
     order = out[["on A", "on B"]].max(axis=1).sort_values(ascending=False, kind="stable").index
     return out.loc[order].head(top).reset_index(drop=True), len(out)
 

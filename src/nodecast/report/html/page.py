@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nodecast.fileio import atomic_path, check_suffix
+from nodecast.paths import as_text
 from nodecast.report.html.units import FORMAT_JS
 
 HTML_SUFFIXES = (".html", ".htm")
@@ -217,7 +218,9 @@ def build_page(page: Page) -> str:
 def write_page(page: Page, path: str | Path) -> Path:
     """Write ``page`` to ``path`` (.html or .htm) through a temporary file; returns the path."""
     path = check_html_path(path)
-    text = build_page(page)
+    # A non-UTF-8 file name (trace, folder, command line) is in the page as lone surrogates, which UTF-8 cannot
+    # encode: they are shown as the bytes they stand for. Only text can hold them: the figures' JSON is ASCII.
+    text = as_text(build_page(page))
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path

@@ -72,23 +72,31 @@ class Packed:
         return int(self.start_ns.size)
 
 
-def _natural_key(text: str) -> list[object]:
+def natural_key(text: str) -> list[object]:
     """``GPU 0 stream 7`` before ``GPU 0 stream 13``: digits compare as numbers."""
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
 
 
 def _coded(ops: pd.DataFrame, column: str, default: str) -> tuple[np.ndarray, list[str]]:
-    """Codes of ``ops[column]`` and its distinct values as text, in one hashing pass (``column`` absent: all ``default``)."""
+    """Codes of ``ops[column]`` and its distinct values as text, in one hashing pass (``column`` absent: all ``default``).
+
+    A categorical column gives its own codes, into the categories that occur
+    (no hashing: a timeline of millions of ops carries names that way).
+    """
     if column not in ops.columns:
-        return np.zeros(len(ops), np.int64), [default]
-    codes, uniques = pd.factorize(ops[column], use_na_sentinel=False)
-    return codes.astype(np.int64), [str(u) for u in uniques]
+        return np.zeros(len(ops), np.int32), [default]
+    col = ops[column]
+    if isinstance(col.dtype, pd.CategoricalDtype) and not col.isna().any():
+        col = col.cat.remove_unused_categories()
+        return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+    codes, uniques = pd.factorize(col, use_na_sentinel=False)
+    return codes.astype(np.int32), [str(u) for u in uniques]
 
 
 def _recode(codes: np.ndarray, found: list[str], order: list[str]) -> np.ndarray:
-    """``codes`` into ``found`` as codes into ``order`` (every value of ``found`` is in ``order``)."""
+    """``codes`` into ``found`` as codes into ``order`` (every value of ``found`` is in ``order``), int32."""
     where = {v: i for i, v in enumerate(order)}
-    return np.array([where[v] for v in found], dtype=np.int64)[codes] if codes.size else codes
+    return np.array([where[v] for v in found], dtype=np.int32)[codes] if codes.size else codes.astype(np.int32)
 
 
 def check_ops(ops: pd.DataFrame, what: str) -> None:
@@ -115,7 +123,7 @@ def pack(ops: pd.DataFrame, label: str, kinds: list[str]) -> Packed:
     codes, found = _coded(ops, "track", "")
     col = ops["track"]
     tracks = ([str(c) for c in col.cat.categories] if isinstance(col.dtype, pd.CategoricalDtype)
-              else sorted(found, key=_natural_key))
+              else sorted(found, key=natural_key))
     track_code = _recode(codes, found, tracks)[ok]
     codes, found = _coded(ops, "kind", "op")
     unknown = sorted(set(found) - set(kinds))
@@ -129,9 +137,10 @@ def pack(ops: pd.DataFrame, label: str, kinds: list[str]) -> Packed:
     end_ns = np.rint(end_s[ok] * 1e9).astype(np.int64)
     order = np.lexsort((end_ns, start_ns, track_code))
     counts = np.bincount(track_code, minlength=len(tracks))
+    # Codes stay int32 (kinds and names are far fewer than 2^31): half the bytes of int64 on every op.
     return Packed(
         label=label, tracks=tracks, counts=counts, start_ns=start_ns[order], end_ns=end_ns[order],
-        kind=kind_code[order].astype(np.int64), name=name_code[order].astype(np.int64),
+        kind=kind_code[order], name=name_code[order].astype(np.int32),
         names=[n.replace("\n", " ") for n in names], dropped=int((~ok).sum()),
     )
 
@@ -301,16 +310,16 @@ def _kinds(frames: list[pd.DataFrame]) -> list[str]:
     found: set[str] = set()
     for f in frames:
         found.update(str(k) for k in pd.unique(f["kind"])) if "kind" in f.columns else found.add("op")
-    return sorted(found, key=_natural_key)
+    return sorted(found, key=natural_key)
 
 
-def _panel(packed: Packed, x_range, title: str, kinds: list[str], colors: list[str]):  # noqa: ANN001, ANN202
+def _panel(tracks: list[str], x_range, title: str, kinds: list[str], colors: list[str]):  # noqa: ANN001, ANN202
     from bokeh.models import ColumnDataSource, CustomJSHover, FixedTicker, HoverTool, Range1d
     from bokeh.plotting import figure
 
     from nodecast.report.html.charts import seconds_axis
 
-    n = max(1, len(packed.tracks))
+    n = max(1, len(tracks))
     fig = figure(
         title=title, x_range=x_range, y_range=Range1d(n - 0.4, -0.6),  # first track on top
         height=_FRAME_PX + _ROW_PX * n, sizing_mode="stretch_width",
@@ -327,8 +336,8 @@ def _panel(packed: Packed, x_range, title: str, kinds: list[str], colors: list[s
         ("op", "@label"), ("kind", "@kind (the most time)"), ("start", "@left{custom}"), ("end", "@right{custom}"),
         ("busy", "@busy{custom} (@density{custom} of the bar)"),
     ], formatters={"@left": secs, "@right": secs, "@busy": secs, "@density": share}))
-    fig.yaxis.ticker = FixedTicker(ticks=list(range(len(packed.tracks))))
-    fig.yaxis.major_label_overrides = {i: t for i, t in enumerate(packed.tracks)}
+    fig.yaxis.ticker = FixedTicker(ticks=list(range(len(tracks))))
+    fig.yaxis.major_label_overrides = dict(enumerate(tracks))
     fig.ygrid.grid_line_color = None
     seconds_axis(fig.xaxis[0], "time after the first op")
     fig.xaxis.axis_label = "time after the first op"
@@ -342,13 +351,20 @@ def _timeline_figure(named: list[tuple[str, pd.DataFrame]], title: str, anchor: 
 
     kinds = _kinds([ops for _, ops in named])
     colors = category_colors(kinds)  # a category has the same colour in the page's other figures
-    packs = [pack(ops, label, kinds) for label, ops in named]
-    span = max((float(p.end_ns.max()) * 1e-9 for p in packs if p.n_ops), default=1.0) or 1.0
+    # One timeline at a time is packed and encoded; only its JSON and its shape are kept (two packed timelines of
+    # 20 M graph ops held 1.3 GB at once).
+    specs, shapes = [], []
+    for label, ops in named:
+        p = pack(ops, label, kinds)
+        specs.append(encode(p))
+        shapes.append((p.label, p.tracks, p.n_ops, p.dropped, float(p.end_ns.max()) * 1e-9 if p.n_ops else None))
+        del p
+    span = max((s[4] for s in shapes if s[4] is not None), default=1.0) or 1.0
     pad = 0.01 * span
     x_range = Range1d(-pad, span + pad, bounds=(-pad, span + pad), min_interval=1e-9)
     figs, sources = [], []
-    for p in packs:
-        fig, source = _panel(p, x_range, f"{p.label}: {plural(p.n_ops, 'op')} on {plural(len(p.tracks), 'row')}",
+    for label, tracks, n_ops, _, _ in shapes:
+        fig, source = _panel(tracks, x_range, f"{label}: {plural(n_ops, 'op')} on {plural(len(tracks), 'row')}",
                              kinds, colors)
         figs.append(fig)
         sources.append(source)
@@ -359,11 +375,11 @@ def _timeline_figure(named: list[tuple[str, pd.DataFrame]], title: str, anchor: 
     for fig in figs:
         fig.js_on_change("inner_width", update)
     init = CustomJS(
-        args={"id": tid, "specs": [encode(p) for p in packs], "sources": sources, "figs": figs, "xr": x_range,
+        args={"id": tid, "specs": specs, "sources": sources, "figs": figs, "xr": x_range,
               "kinds": kinds, "colors": colors},
         code="ncTimelineInit(id, specs, sources, figs, xr, kinds, colors)",
     )
-    dropped = sum(p.dropped for p in packs)
+    dropped = sum(s[3] for s in shapes)
     note = f" {plural(dropped, 'op')} without a start or an end {'is' if dropped == 1 else 'are'} not drawn." \
         if dropped else ""
     caption = (

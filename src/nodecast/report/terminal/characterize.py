@@ -11,6 +11,7 @@ from rich.console import Console
 from nodecast.characterize import Characterization
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
+from nodecast.text import LIMIT, shown
 
 
 @render.register(Characterization)
@@ -18,8 +19,8 @@ def render_characterization(ch: Characterization, console: Console | None = None
                             gpus: Mapping[int, str] | None = None, **_: object) -> None:
     """Print ``ch``; ``format`` and ``gpus`` (device -> name): the trace's, for the first line."""
     console = console or t.console()
-    names = ", ".join(f"{d}: {n}" for d, n in sorted((gpus or {}).items())) or "not recorded"
-    console.print(f"[bold]{ch.source}[/] ({format}; GPUs {names})", soft_wrap=True)
+    names = ", ".join(f"{d}: {shown(n)}" for d, n in sorted((gpus or {}).items())) or "not recorded"
+    console.print(t.plain(ch.source, LIMIT, "bold") + t.plain(f" ({format}; GPUs {names})"), soft_wrap=True)
     summary = pd.DataFrame([{
         "kernels": ch.n_kernels, "kernel time": ch.kernel_time_s,
         "transfers": ch.n_transfers, "transfer time": ch.transfer_time_s,
@@ -42,5 +43,5 @@ def render_characterization(ch: Characterization, console: Console | None = None
                         ("Time-based distribution: share of transfer GPU time (AHEAD Fig. 1b)", ch.time_distribution)):
         t.render(dist.reset_index(names="class"), title, dict.fromkeys(dist.columns, t.fmt_share), console)
     top = ch.top_classes(3)
-    console.print("Costliest transfer kinds: " + "; ".join(
-        f"{r.label} {100 * r.time_share:.1f} % of transfer time" for r in top.itertuples()), soft_wrap=True)
+    console.print(t.plain("Costliest transfer kinds: " + "; ".join(
+        f"{r.label} {100 * r.time_share:.1f} % of transfer time" for r in top.itertuples())), soft_wrap=True)

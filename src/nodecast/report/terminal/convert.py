@@ -5,15 +5,18 @@ from __future__ import annotations
 from rich.console import Console
 
 from nodecast.convert import Conversion
+from nodecast.report.tables import plain
 from nodecast.report.terminal import render
+from nodecast.text import LINE_LIMIT, shown
 
 
 @render.register(Conversion)
 def render_conversion(conv: Conversion, console: Console | None = None, **_: object) -> None:
     """``wrote OUT: N ops (counts per kind) from FORMAT SOURCE``, as plain text."""
     meta = conv.trace.meta
-    line = f"wrote {conv.path}: {len(conv.trace)} ops ({conv.counts_text()}) from {meta.format} {meta.source}"
+    line = (f"wrote {shown(conv.path)}: {len(conv.trace)} ops ({conv.counts_text()}) from {meta.format} "
+            f"{shown(meta.source)}")
     if console is None:
-        print(line)
+        print(shown(line, LINE_LIMIT))
     else:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(plain(line), soft_wrap=True)

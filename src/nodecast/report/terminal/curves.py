@@ -29,14 +29,14 @@ def print_table(curves: Curves, console: Console | None = None) -> None:
     from rich.table import Table
 
     from nodecast.report.figures.curves import size_label
-    from nodecast.report.tables import PipeSafeConsole
+    from nodecast.report.tables import PipeSafeConsole, add_row, plain
     from nodecast.report.tables import console as results_console
 
     cols = table_sizes(curves.sizes)
     wide = curves.at_sizes(cols)
     table = Table(
         title="Projected bandwidth n / T(n) in GB/s (1 GB = 1e9 B); sizes in KiB/MiB/GiB = 2^10/2^20/2^30 B",
-        caption="1-byte cost L+O: " + "; ".join(curves.one_byte_summary()),
+        caption=plain("1-byte cost L+O: " + "; ".join(curves.one_byte_summary())),
         caption_justify="left",
     )
     table.add_column("machine", no_wrap=True)
@@ -50,7 +50,7 @@ def print_table(curves: Curves, console: Console | None = None) -> None:
         if first and previous is not None and previous[0] != machine:
             table.add_section()
         cells = ["—" if not np.isfinite(row.get(s, np.nan)) else f"{row[s] / 1e9:.4g}" for s in cols]
-        table.add_row(machine if first else "", klass if first else "", model, *cells)
+        add_row(table, machine if first else "", klass if first else "", model, *cells)
         previous = (machine, klass)
     if console is None:
         console = results_console(width_when_piped=None)
@@ -58,12 +58,12 @@ def print_table(curves: Curves, console: Console | None = None) -> None:
             console = PipeSafeConsole(width=max(console.width, 120))
     console.print(table)
     for line in curves.skipped:
-        console.print(f"not drawn: {line}")
+        console.print(plain(f"not drawn: {line}"), soft_wrap=True)
     shown: set[str] = set()
     for machine in curves.machines:
         for model in curves.models:
             for note in curves.notes.get(f"{machine}/{model}", []):
                 if note.startswith(("1-byte cost", "L+O (1-byte cost) left out")) or note in shown:
                     continue  # the caption summarises the 1-byte costs
-                console.print(f"[dim]{machine}: {note}[/dim]", highlight=False)
+                console.print(plain(f"{machine}: {note}", style="dim"), soft_wrap=True)
                 shown.add(note)

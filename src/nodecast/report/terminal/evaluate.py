@@ -9,6 +9,7 @@ from nodecast.evaluate import Evaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.report.words import plural
+from nodecast.text import LIMIT, shown
 
 WMAPE_CAPTION = ("WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "
                  "over all the model's ops; 'unchanged' = the op keeps its time on A; 'scaled' = A's measured "
@@ -22,19 +23,20 @@ def render_evaluation(ev: Evaluation, console: Console | None = None, **_: objec
     a, b = ev.projection.trace, ev.trace_b
     al = ev.alignment
     realigned = al.realigned_groups
+    source, target = shown(ev.source.name), shown(ev.target.name)
+    for label, trace, machine in (("A", a, source), ("B", b, target)):
+        console.print(t.plain(f"{label}: ") + t.plain(trace.meta.source, LIMIT, "bold")
+                      + t.plain(f" ({plural(len(trace), 'op')} on {machine})"), soft_wrap=True)
     console.print(
-        f"A: [bold]{a.meta.source}[/] ({plural(len(a), 'op')} on {ev.source.name})\n"
-        f"B: [bold]{b.meta.source}[/] ({plural(len(b), 'op')} on {ev.target.name})\n"
-        f"aligned {plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}; "
-        f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
-        + (f"; {plural(realigned, 'group')} re-aligned on {'its' if realigned == 1 else 'their'} byte or "
-           "kernel-name sequence" if realigned else ""),
-        highlight=False,
+        t.plain(f"aligned {plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}; "
+                f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
+                + (f"; {plural(realigned, 'group')} re-aligned on {'its' if realigned == 1 else 'their'} byte or "
+                   "kernel-name sequence" if realigned else "")),
         soft_wrap=True,
     )
     table = ev.typed_table()
     cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
-    t.render(table, f"WMAPE (%) of projected GPU time, {ev.source.name} -> {ev.target.name}, per model and "
+    t.render(table, f"WMAPE (%) of projected GPU time, {source} -> {target}, per model and "
              "transfer kind", {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
              caption=WMAPE_CAPTION)
     kernels = ev.kernels()
@@ -48,9 +50,9 @@ def render_evaluation(ev: Evaluation, console: Console | None = None, **_: objec
     if len(unmatched):
         t.render(unmatched, "Unmatched ops (not evaluated)", {"ops": t.fmt_int, "bytes": t.fmt_bytes}, console)
     if ev.whole is not None:
-        t.render(ev.whole.table(), f"Whole run: A forecast on {ev.target.name} (nodecast forecast's default models) "
+        t.render(ev.whole.table(), f"Whole run: A forecast on {target} (nodecast forecast's default models) "
                  "against B as measured", {"on A": t.fmt_seconds, "actual on B": t.fmt_seconds,
                                            "forecast on B": t.fmt_seconds, "error": lambda v: t.fmt_pct(100 * v)},
                  console)
     for note in ev.all_notes():
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        console.print(t.plain(f"note: {note}"), soft_wrap=True)

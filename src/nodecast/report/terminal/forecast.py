@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 from rich.console import Console
-from rich.markup import escape
 
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
+from nodecast.text import LIMIT, shown
 
 
 @render.register(ForecastResult)
@@ -18,16 +18,17 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
     """Print ``result``; ``top``: how many of the ops that moved the end to end most to list."""
     g = result.graph
     console = console or t.console()
-    gpus = ", ".join(f"{d}: {n}" for d, n in sorted(g.gpus.items())) or "not recorded"
-    console.print(f"[bold]{escape(g.source)}[/] ({g.format}; GPUs {escape(gpus)}); {len(g):,} ops, {g.n_edges:,} "
-                  f"edges; {escape(result.source.name)} -> {escape(result.target.name)}", soft_wrap=True)
-    t.render(whole_table(result), f"Whole-application forecast, {escape(result.source.name)} (A) -> "
-             f"{escape(result.target.name)} (B)",
+    gpus = ", ".join(f"{d}: {shown(n)}" for d, n in sorted(g.gpus.items())) or "not recorded"
+    source, target = shown(result.source.name), shown(result.target.name)
+    console.print(t.plain(g.source, LIMIT, "bold") + t.plain(f" ({g.format}; GPUs {gpus}); {len(g):,} ops, "
+                                                           f"{g.n_edges:,} edges; {source} -> {target}"),
+                  soft_wrap=True)
+    t.render(whole_table(result), f"Whole-application forecast, {source} (A) -> {target} (B)",
              {MEASURED: t.fmt_seconds, REPLAYED: t.fmt_seconds, FORECAST: t.fmt_seconds, "B / A": t.fmt_ratio},
              console)
     cats = result.categories()
-    shown = cats.drop(columns=["low_s", "high_s"]) if not result.costs.has_interval else cats
-    t.render(shown.rename(columns={"source_s": "on A", "target_s": "on B", "low_s": "low", "high_s": "high"}),
+    per_category = cats.drop(columns=["low_s", "high_s"]) if not result.costs.has_interval else cats
+    t.render(per_category.rename(columns={"source_s": "on A", "target_s": "on B", "low_s": "low", "high_s": "high"}),
              "GPU time per category (sum of op durations) and the models that gave it",
              {"ops": t.fmt_int, "on A": t.fmt_seconds, "on B": t.fmt_seconds, "low": t.fmt_seconds,
               "high": t.fmt_seconds}, console)
@@ -39,7 +40,7 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
                  console)
     movers = result.movers(top)
     if top and len(movers):
-        movers = movers.assign(name=movers["name"].str.slice(0, 60).map(escape))
+        movers = movers.assign(name=movers["name"].str.slice(0, 60).map(shown))
         t.render(movers.rename(columns={"on_a_s": "on A's path", "on_b_s": "on B's path", "change_s": "change"}),
                  "Ops that moved the end to end most (time they add to the critical path)",
                  {"ops": t.fmt_int, "on A's path": t.fmt_seconds, "on B's path": t.fmt_seconds,
@@ -50,11 +51,11 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
              {"ops": t.fmt_int, "time on A": t.fmt_seconds, "time on B": t.fmt_seconds}, console)
     kept = result.kept()
     if len(kept):
-        kept = kept.assign(name=kept["name"].str.slice(0, 70).map(escape))
+        kept = kept.assign(name=kept["name"].str.slice(0, 70).map(shown))
         t.render(kept.rename(columns={"source_s": "time on A"}), "GPU ops kept at their time on A (no model handles them)",
                  {"ops": t.fmt_int, "time on A": t.fmt_seconds}, console)
     for note in result.notes:
-        console.print(f"note: {note}", soft_wrap=True, markup=False, highlight=False)
+        console.print(t.plain(f"note: {note}"), soft_wrap=True)
 
 
 def whole_table(result: ForecastResult) -> pd.DataFrame:

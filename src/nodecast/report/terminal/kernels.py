@@ -12,6 +12,7 @@ from nodecast.kernels import KernelsResult, TargetErrors
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.report.words import plural
+from nodecast.text import shown
 
 
 def display_table(result: KernelsResult, per_launch: bool = False):  # noqa: ANN201 (DataFrame)
@@ -29,15 +30,15 @@ def display_table(result: KernelsResult, per_launch: bool = False):  # noqa: ANN
 
 
 def _note(console: Console, text: str) -> None:
-    console.print(f"  note: {text}", highlight=False, markup=False, soft_wrap=True)
+    console.print(t.plain(f"  note: {text}"), soft_wrap=True)
 
 
 def render_target_errors(errors: TargetErrors, target: str, console: Console) -> None:
     """How the launches were paired, and each model's MAPE and WMAPE against the target run."""
-    console.print(f"{plural(errors.paired, 'launch', 'launches')} paired with the target run by kernel name and "
-                  f"occurrence; unmatched: {errors.unmatched_source} source, {errors.unmatched_target} target",
-                  soft_wrap=True)
-    t.render(errors.table, f"Error against the launches measured on {target}",
+    console.print(t.plain(f"{plural(errors.paired, 'launch', 'launches')} paired with the target run by kernel name "
+                          f"and occurrence; unmatched: {errors.unmatched_source} source, {errors.unmatched_target} "
+                          "target"), soft_wrap=True)
+    t.render(errors.table, f"Error against the launches measured on {shown(target)}",
              {"MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "ops": t.fmt_int}, console,
              caption="MAPE = 100 * mean(|A - P| / A) over launches (the roofline paper's metric); "
                      "WMAPE weights by time; 'unchanged' = the source time.")
@@ -47,15 +48,15 @@ def render_target_errors(errors: TargetErrors, target: str, console: Console) ->
 def _(result: KernelsResult, console: Console | None = None, per_launch: bool = False) -> None:
     console = console or t.console()
     source, target = result.source, result.target
-    console.print(f"[bold]{plural(len(result.launches), 'kernel launch', 'kernel launches')}[/] "
-                  f"({plural(result.kernel_count(), 'kernel')}) "
-                  f"profiled on {source.name} ({source.gpu.model}), projected onto {target.name} "
-                  f"({target.gpu.model})")
+    console.print(t.plain(plural(len(result.launches), "kernel launch", "kernel launches"), style="bold")
+                  + t.plain(f" ({plural(result.kernel_count(), 'kernel')}) profiled on {shown(source.name)} "
+                            f"({shown(source.gpu.model)}), projected onto {shown(target.name)} "
+                            f"({shown(target.gpu.model)})"))
     table = display_table(result, per_launch)
     fmts = {c: t.fmt_seconds for c in table.columns if c.endswith("_s")}
     fmts["launches"] = t.fmt_int
-    t.render(table, f"Kernel time on {source.name} (source_s, measured under ncu) and projected on "
-             f"{target.name} per model (<model>_s; sums over launches; bound: the largest term on the target)",
+    t.render(table, f"Kernel time on {shown(source.name)} (source_s, measured under ncu) and projected on "
+             f"{shown(target.name)} per model (<model>_s; sums over launches; bound: the largest term on the target)",
              fmts, console)
     numbered = result.numbered()
     if numbered:

@@ -1,8 +1,10 @@
 """``nodecast machines list|show|diff`` at the terminal: the catalogue, one machine with its sources, two side by side.
 
 Tables print GB/s and GB with 1 GB = 1e9 B and TFLOP/s with 1 TFLOP/s =
-1e12 FLOP/s (the results hold SI numbers: ``--json`` prints them). Sources
-are printed as text, never read as rich markup (they hold brackets).
+1e12 FLOP/s (the results hold SI numbers: ``--json`` prints them). Names, paths
+and sources are printed as text (``report.tables.plain``), never read as rich
+markup: sources hold brackets ("[derived: ...]"), and a machine file's name
+may hold anything.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from nodecast.machines.results import MachineCatalogue, MachineDiff, MachineView
+from nodecast.report.tables import add_row, plain
 from nodecast.report.tables import console as results_console
 from nodecast.report.terminal import render
+from nodecast.text import LIMIT, LINE_LIMIT, shown
 
 GB = 1e9
 TFLOP = 1e12
@@ -77,8 +80,8 @@ def _(result: MachineCatalogue, console: Console | None = None) -> None:
                     ("GPU DRAM GB/s", {"justify": "right"})):
         table.add_column(col, **kw)
     for r in rows:
-        table.add_row(r["name"], r["description"], f"{r['gpu_count']} × {r['gpu_model']}", r["host_link"],
-                      _gbps(r["host_link_raw_bps"]), _gb(r["gpu_memory_bytes"]), _gbps(r["dram_bandwidth_bps"]))
+        add_row(table, r["name"], r["description"], f"{r['gpu_count']} × {r['gpu_model']}", r["host_link"],
+                _gbps(r["host_link_raw_bps"]), _gb(r["gpu_memory_bytes"]), _gbps(r["dram_bandwidth_bps"]))
     con.print(table)
     sheets = Table(title="GPU data sheets: compose a node as GPU[xN][@HOST], e.g. --from KEY or KEYx8@HOST")
     for col, kw in (("key", {"no_wrap": True}), ("name", {}), ("target", {}), ("SMs", {"justify": "right"}),
@@ -87,9 +90,9 @@ def _(result: MachineCatalogue, console: Console | None = None) -> None:
                     ("host link", {"no_wrap": True}), ("device names (as traces record them)", {})):
         sheets.add_column(col, **kw)
     for r in gpus:
-        sheets.add_row(r["key"], r["name"], r["target"], str(r["sms"]), _num(r["boost_clock_hz"], 1e6, 0),
-                       _gb(r["memory_bytes"]), _gbps(r["dram_bandwidth_bps"]), _tflops(r["fp32_flops"]),
-                       r["host_link"], "; ".join(r["device_names"]))
+        add_row(sheets, r["key"], r["name"], r["target"], str(r["sms"]), _num(r["boost_clock_hz"], 1e6, 0),
+                _gb(r["memory_bytes"]), _gbps(r["dram_bandwidth_bps"]), _tflops(r["fp32_flops"]),
+                r["host_link"], "; ".join(r["device_names"]))
     con.print(sheets)
     hts = Table(title="Hosts (CPU and host memory; memory bandwidth per socket)")
     for col, kw in (("key", {"no_wrap": True}), ("description", {}), ("sockets × cores", {"justify": "right"}),
@@ -97,8 +100,8 @@ def _(result: MachineCatalogue, console: Console | None = None) -> None:
                     ("PCIe gen", {"justify": "right"}), ("GPU link", {})):
         hts.add_column(col, **kw)
     for r in hosts:
-        hts.add_row(r["key"], r["description"], f"{r['sockets']} × {r['cores_per_socket']}", _gb(r["memory_bytes"]),
-                    _gbps(r["memory_bandwidth_bps"]), str(r["pcie_gen"]), r["gpu_link"] or "PCIe")
+        add_row(hts, r["key"], r["description"], f"{r['sockets']} × {r['cores_per_socket']}", _gb(r["memory_bytes"]),
+                _gbps(r["memory_bandwidth_bps"]), str(r["pcie_gen"]), r["gpu_link"] or "PCIe")
     con.print(hts)
 
 
@@ -108,14 +111,13 @@ def _(result: MachineCatalogue, console: Console | None = None) -> None:
 def _kv_table(title: str, rows: list[tuple[str, ...]]) -> Table:
     """A field/value table; rows of three add a ``source`` column (where the value came from)."""
     sourced = any(len(r) > 2 for r in rows)
-    t = Table(title=title, show_header=sourced, title_justify="left")
+    t = Table(title=plain(title), show_header=sourced, title_justify="left")
     t.add_column("field", style="bold")
     t.add_column("value")
     if sourced:
         t.add_column("source")
     for row in rows:
-        # Sources hold brackets ("[derived: ...]", "[NV]") that rich would read as markup.
-        t.add_row(*(escape(c) for c in row), *([""] * (2 + sourced - len(row))))
+        add_row(t, *row, *([""] * (2 + sourced - len(row))), limit=LINE_LIMIT)  # sources are sentences
     return t
 
 
@@ -153,8 +155,8 @@ def _(result: MachineView, console: Console | None = None) -> None:
     s = result.summary
     con = console or _console()
     cpu, gpu, node, src = s["cpu"], s["gpu"], s["node"], s["provenance"]
-    con.print(f"[bold]{s['name']}[/]: {s['description']}", soft_wrap=True)
-    con.print(f"file: {s['path'] or 'none (composed from a data sheet and a host)'}", soft_wrap=True)
+    con.print(plain(s["name"], LIMIT, "bold") + plain(f": {s['description']}"), soft_wrap=True)
+    con.print(plain(f"file: {s['path'] or 'none (composed from a data sheet and a host)'}"), soft_wrap=True)
     con.print("Units: GB and GB/s with 1 GB = 1e9 B; bandwidths are per direction; TFLOP/s = 1e12 FLOP/s. "
               "source: where each value came from.", soft_wrap=True)
 
@@ -193,8 +195,8 @@ def _(result: MachineView, console: Console | None = None) -> None:
         peaks.add_column(col, justify="left" if col in ("precision", "source") else "right")
     for prec, p in gpu["peak_flops"].items():
         n = node["peak_flops"][prec]
-        peaks.add_row(prec, _tflops(p["fma"]), _tflops(p["addmul"]), _tflops(n["fma"]), _tflops(n["addmul"]),
-                      escape(at(f"gpu.peak_flops.{prec}")))
+        add_row(peaks, prec, _tflops(p["fma"]), _tflops(p["addmul"]), _tflops(n["fma"]), _tflops(n["addmul"]),
+                at(f"gpu.peak_flops.{prec}"), limit=LINE_LIMIT)
     con.print(peaks)
 
     levels = Table(title="GPU memory levels (per GPU)", title_justify="left")
@@ -202,12 +204,14 @@ def _(result: MachineView, console: Console | None = None) -> None:
         levels.add_column(col, justify="left" if col in ("level", "source") else "right")
     for name, lv in gpu["levels"].items():
         where = dict.fromkeys(src.get(f"gpu.levels.{name}.{k}") for k in ("bandwidth_bps", "size_bytes"))
-        levels.add_row(name, _gbps(lv["bandwidth_bps"]), _size(lv["size_bytes"]), escape("; ".join(w for w in where if w)))
+        add_row(levels, name, _gbps(lv["bandwidth_bps"]), _size(lv["size_bytes"]), "; ".join(w for w in where if w),
+                limit=LINE_LIMIT)
     con.print(levels)
 
     sheet = s["sheet"]
     if sheet is None:
-        con.print("GPU data sheet: none (the machine file gives its GPU values itself; `[gpu] sheet = KEY` names one).")
+        con.print(plain("GPU data sheet: none (the machine file gives its GPU values itself; `[gpu] sheet = KEY` "
+                        "names one)."))
     else:
         con.print(_kv_table(f"GPU data sheet {sheet['key']} ({sheet['path']}); every value of this product, "
                             "tensor peaks included (source: the sheet's comment)", _source_rows(sheet["rows"])))
@@ -226,19 +230,20 @@ def _(result: MachineView, console: Console | None = None) -> None:
         tlp = "—"
         if lk["kind"] == "pcie":
             tlp = f"{lk['mps_bytes']}/{lk['mrrs_bytes']}/{lk['rcb_bytes']}/{lk['header_bytes']}"
-        links.add_row(lk["id"], lk["kind"], " ↔ ".join(lk["endpoints"]), "—" if lk["gen"] is None else str(lk["gen"]),
-                      "—" if width is None else str(width), tlp, _gbps(lk["raw_rate_bps"]))
+        add_row(links, lk["id"], lk["kind"], " ↔ ".join(lk["endpoints"]),
+                "—" if lk["gen"] is None else str(lk["gen"]),
+                "—" if width is None else str(width), tlp, _gbps(lk["raw_rate_bps"]))
     con.print(links)
     if s["switches"]:
-        con.print(f"switches: {', '.join(s['switches'])}")
+        con.print(plain(f"switches: {', '.join(s['switches'])}"), soft_wrap=True)
 
     hosts = Table(title="Host routes: each GPU to its own CPU socket (GB/s per direction)", title_justify="left")
     for col in ("GPU", "socket", "route", "bottleneck", "raw GB/s", "all GPUs at once GB/s"):
         hosts.add_column(col, justify="right" if "GB/s" in col else "left")
     for h in s["host_routes"]:
-        hosts.add_row(f"gpu{h['gpu']}", f"cpu{h['socket']}", " → ".join(h["links"]),
-                      f"{h['bottleneck']} ({h['bottleneck_label']})", _gbps(h["raw_rate_bps"]),
-                      _gbps(h["shared_rate_bps"]))
+        add_row(hosts, f"gpu{h['gpu']}", f"cpu{h['socket']}", " → ".join(h["links"]),
+                f"{h['bottleneck']} ({h['bottleneck_label']})", _gbps(h["raw_rate_bps"]),
+                _gbps(h["shared_rate_bps"]))
     con.print(hosts)
     con.print("'all GPUs at once': each link's rate split equally among the GPU host routes that cross it.")
 
@@ -247,8 +252,8 @@ def _(result: MachineView, console: Console | None = None) -> None:
         for col in ("to", "route", "bottleneck", "raw GB/s"):
             peers.add_column(col, justify="right" if "GB/s" in col else "left")
         for p in s["peer_routes"]:
-            peers.add_row(f"gpu{p['dst']}", " → ".join(p["links"]), f"{p['bottleneck']} ({p['bottleneck_label']})",
-                          _gbps(p["raw_rate_bps"]))
+            add_row(peers, f"gpu{p['dst']}", " → ".join(p["links"]), f"{p['bottleneck']} ({p['bottleneck_label']})",
+                    _gbps(p["raw_rate_bps"]))
         con.print(peers)
     nv = s["peer_nvlink_bps"]
     con.print(f"Peer NVLink bandwidth of gpu0, aggregate: {'none' if nv is None else _gbps(nv) + ' GB/s per direction'}")
@@ -268,7 +273,7 @@ def _(result: MachineView, console: Console | None = None) -> None:
         rows += [(k, v) for k, v in meas["facts"].items()]
         con.print(_kv_table("Measured values (override data-sheet values)", rows))
     for note in s["notes"]:
-        con.print(f"note: {note}", highlight=False, soft_wrap=True)
+        con.print(plain(f"note: {note}"), soft_wrap=True)
 
 
 # ---------------------------------------------------------------- diff
@@ -277,15 +282,16 @@ def _(result: MachineView, console: Console | None = None) -> None:
 @render.register(MachineDiff)
 def _(result: MachineDiff, console: Console | None = None) -> None:
     rows = result.rows
-    table = Table(title=f"{result.a} (A) vs {result.b} (B): GB/s per direction, 1 GB = 1e9 B, TFLOP/s = 1e12 FLOP/s")
+    table = Table(title=plain(f"{shown(result.a)} (A) vs {shown(result.b)} (B): GB/s per direction, 1 GB = 1e9 B, "
+                              "TFLOP/s = 1e12 FLOP/s"))
     table.add_column("quantity")
     table.add_column("unit")
-    table.add_column(f"A: {result.a}", justify="right")
-    table.add_column(f"B: {result.b}", justify="right")
+    table.add_column(plain(f"A: {result.a}", LIMIT), justify="right")
+    table.add_column(plain(f"B: {result.b}", LIMIT), justify="right")
     table.add_column("B/A", justify="right")
     for r in rows:
-        table.add_row(r["quantity"], _DISPLAY_UNIT[r["unit"]], _fmt(r["unit"], r["a"]), _fmt(r["unit"], r["b"]),
-                      "—" if r["ratio"] is None else f"{r['ratio']:.2f}×")
+        add_row(table, r["quantity"], _DISPLAY_UNIT[r["unit"]], _fmt(r["unit"], r["a"]), _fmt(r["unit"], r["b"]),
+                "—" if r["ratio"] is None else f"{r['ratio']:.2f}×")
     (console or _console()).print(table)
 
 

@@ -9,6 +9,7 @@ from nodecast.evaluate_kernels import PairsEvaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.report.words import plural
+from nodecast.text import shown
 
 
 @render.register(PairsEvaluation)
@@ -16,9 +17,10 @@ def render_pairs(result: PairsEvaluation, console: Console | None = None, **_: o
     """Print ``result``."""
     console = console or t.console()
     same = set(result.machine_pairs().values())
-    console.print(f"{plural(len(result.outcomes), 'pair')} of traces with the same file name in {result.dir_a} (A) "
-                  f"and {result.dir_b} (B); evaluated {len(result.evaluated):,}"
-                  + (f", all {next(iter(same))}" if len(same) == 1 else ""), highlight=False, soft_wrap=True)
+    machines = f", all {shown(next(iter(same)))}" if len(same) == 1 else ""
+    console.print(t.plain(f"{plural(len(result.outcomes), 'pair')} of traces with the same file name in "
+                          f"{shown(result.dir_a)} (A) and {shown(result.dir_b)} (B); evaluated "
+                          f"{len(result.evaluated):,}{machines}"), soft_wrap=True)
     summary = result.summary_table()
     models = [c for c in summary.columns if c not in ("pair", "machines")]
     t.render(summary, "WMAPE (%) of projected GPU time per pair and model, over every evaluated op; 'all pairs' "
@@ -29,9 +31,8 @@ def render_pairs(result: PairsEvaluation, console: Console | None = None, **_: o
         t.render(kernels, "Kernels over all pairs: WMAPE and MAPE (%) of the aligned launches",
                  {"WMAPE": t.fmt_pct, "MAPE": t.fmt_pct, "ops": t.fmt_int, "pairs": t.fmt_int}, console)
     for o in result.skipped:
-        console.print(f"note: {o.name} not evaluated: {o.reason}", highlight=False, soft_wrap=True)
+        console.print(t.plain(f"note: {shown(o.name)} not evaluated: {o.reason}"), soft_wrap=True)
     for label, names in (("A", result.unpaired_a), ("B", result.unpaired_b)):
         if names:
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            console.print(f"note: {plural(len(names), 'file')} only in {label}: {shown}", highlight=False,
-                          soft_wrap=True)
+            listed = ", ".join(map(shown, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            console.print(t.plain(f"note: {plural(len(names), 'file')} only in {label}: {listed}"), soft_wrap=True)

@@ -12,6 +12,7 @@ from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projecti
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.report.words import plural
+from nodecast.text import LIMIT, shown
 from nodecast.traces.kinds import OpKind
 
 
@@ -24,12 +25,14 @@ def render_projection(proj: Projection, console: Console | None = None, **_: obj
     # Synchronisations are records of the host waiting, not GPU work: say how many were set aside.
     syncs = (f" (and {plural(n_sync, 'synchronisation record')}, not projected: they are not GPU work)"
              if n_sync else "")
-    console.print(f"[bold]{tr.meta.source}[/]: {plural(len(tr) - n_sync, 'GPU op')}{syncs}, "
-                  f"projected {proj.source.name} -> {proj.target.name}", soft_wrap=True)
-    shown, partial = summary_shown(proj)
+    console.print(t.plain(tr.meta.source, LIMIT, "bold")
+                  + t.plain(f": {plural(len(tr) - n_sync, 'GPU op')}{syncs}, projected {shown(proj.source.name)} -> "
+                            f"{shown(proj.target.name)}"), soft_wrap=True)
+    table, partial = summary_shown(proj)
     fmts = {"ops": t.fmt_int, "bytes": t.fmt_bytes, "source_s": t.fmt_seconds,
             **dict.fromkeys(proj.results, t.fmt_seconds), **{f"{n}_ops": t.fmt_int for n in partial}}
-    t.render(shown, f"GPU time on {proj.source.name} (source_s) and projected on {proj.target.name} per model "
+    t.render(table, f"GPU time on {shown(proj.source.name)} (source_s) and projected on {shown(proj.target.name)} "
+             "per model "
              f"(— : not projected by that model; '{TOTAL_PROJECTED}' sums the ops some model projected, "
              f"'{NOT_PROJECTED}' the others; <model>_ops: ops in a model's sum where it differs)", fmts, console)
     unhandled = proj.unhandled()
@@ -37,7 +40,7 @@ def render_projection(proj: Projection, console: Console | None = None, **_: obj
         t.render(unhandled, "Ops no model could handle (not projected)",
                  {"ops": t.fmt_int, "source_s": t.fmt_seconds}, console)
     for note in proj.all_notes():
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        console.print(t.plain(f"note: {note}"), soft_wrap=True)
 
 
 def summary_shown(proj: Projection) -> tuple[pd.DataFrame, list[str]]:

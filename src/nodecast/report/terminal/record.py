@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from nodecast.record import RecordResult, summary
 from nodecast.report.terminal import render
+from nodecast.text import LINE_LIMIT, shown
 
 
 @render.register(RecordResult)
@@ -17,9 +18,9 @@ def _(result: RecordResult, console: Any = None, output: str | Path | None = Non
     ``console`` is not used: the lines go to ``file`` (stderr by default), as plain text.
     """
     file = file or sys.stderr
-    line = f"nodecast record: wrote {output}: {summary(result)}"
+    line = f"nodecast record: wrote {shown(output)}: {summary(result)}"
     if result.exit_code:
         line += f"; the program exited with code {result.exit_code}"
-    print(line, file=file)
+    print(shown(line, LINE_LIMIT), file=file)
     for note in result.notes:
-        print(f"nodecast record: note: {note}", file=file)
+        print(shown(f"nodecast record: note: {note}", LINE_LIMIT), file=file)

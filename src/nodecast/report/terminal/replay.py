@@ -8,6 +8,7 @@ from rich.console import Console
 from nodecast.graph.result import ReplayResult
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
+from nodecast.text import LIMIT, shown
 
 
 @render.register(ReplayResult)
@@ -15,9 +16,9 @@ def render_replay(result: ReplayResult, console: Console | None = None, **_: obj
     """Print ``result``."""
     g = result.graph
     console = console or t.console()
-    gpus = ", ".join(f"{d}: {n}" for d, n in sorted(g.gpus.items())) or "not recorded"
-    console.print(f"[bold]{g.source}[/] ({g.format}; GPUs {gpus}); {len(g):,} ops, {g.n_edges:,} edges",
-                  soft_wrap=True)
+    gpus = ", ".join(f"{d}: {shown(n)}" for d, n in sorted(g.gpus.items())) or "not recorded"
+    console.print(t.plain(g.source, LIMIT, "bold")
+                  + t.plain(f" ({g.format}; GPUs {gpus}); {len(g):,} ops, {g.n_edges:,} edges"), soft_wrap=True)
     t.render(result.table(), "Same-node replay with measured durations",
              {"measured": t.fmt_seconds, "replayed": t.fmt_seconds, "error": t.fmt_pct}, console)
     cp = result.critical_path_table()
@@ -26,7 +27,7 @@ def render_replay(result: ReplayResult, console: Console | None = None, **_: obj
                  {"time": t.fmt_seconds, "share": t.fmt_share}, console)
     lat = g.params.get("launch_latency_s", {})
     if lat:
-        console.print("launch latency (calibrated, from the call's end): "
-                      + ", ".join(f"{k} {t.fmt_seconds(v)}" for k, v in lat.items()), soft_wrap=True)
+        console.print(t.plain("launch latency (calibrated, from the call's end): "
+                              + ", ".join(f"{k} {t.fmt_seconds(v)}" for k, v in lat.items())), soft_wrap=True)
     for note in result.notes:
-        console.print(f"note: {note}", soft_wrap=True, markup=False)
+        console.print(t.plain(f"note: {note}"), soft_wrap=True)

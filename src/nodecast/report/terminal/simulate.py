@@ -85,10 +85,11 @@ def comparison_lines(result: ReferenceComparison) -> list[str]:
 
 def _print(lines: list[str], console: Console | None) -> None:
     from nodecast.report.tables import console as results_console
+    from nodecast.report.tables import plain
 
     con = console or results_console(width_when_piped=None)
     for line in lines:
-        con.print(line, highlight=False, soft_wrap=True, markup=False)
+        con.print(plain(line), soft_wrap=True)
 
 
 @render.register(SimResult)
