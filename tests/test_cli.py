@@ -29,6 +29,10 @@ def test_usage_error_is_one_line_exit_2(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--no-such-option" in err
+    assert err.startswith("nodecast: unrecognized arguments:")  # was "nodecast nodecast: ..."
+    with pytest.raises(SystemExit):
+        main(["inspect"])
+    assert capsys.readouterr().err.startswith("nodecast inspect: the following arguments are required")
 
 
 _RUN_WITH_READER_GONE = """

@@ -45,7 +45,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits with code 2 and one line on a usage error (as argparse does), no usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"nodecast {self.prog.split(' ', 1)[-1]}: {message} (see --help)\n")
+        # "nodecast replay: ..." from a subcommand's parser; the top-level parser's prog is "nodecast" alone.
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
