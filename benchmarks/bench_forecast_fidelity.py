@@ -76,7 +76,10 @@ def one(path: Path) -> dict:
 
 
 def _pct(v: float) -> str:
-    return "—" if v is None or not np.isfinite(v) else f"{100 * v:+.1f} %"
+    if v is None or not np.isfinite(v):
+        return "—"
+    text = f"{100 * v:+.1f} %"
+    return "0.0 %" if text in ("+0.0 %", "-0.0 %") else text  # a sign on what rounds to zero says nothing
 
 
 def _cat(row: dict, cat: str) -> str:

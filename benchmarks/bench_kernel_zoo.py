@@ -30,7 +30,7 @@ kernel totals are compared.
 
     python benchmarks/bench_kernel_zoo.py [--step 1] [--gtx970-clock HZ] [--csv out.csv] [--issue-logo]
 
-Prints Markdown tables (the README's). ``--step 4`` evaluates every 4th file
+Prints Markdown tables (those of docs/kernels.md). ``--step 4`` evaluates every 4th file
 (a quick look). ``--issue-logo`` also runs the models with dual issue
 (issue-limited FP32 lanes ``min(fp32 lanes, schedulers x dispatch units x
 warp size)``: Kepler's 192 lanes instead of 128) and prints the

@@ -18,7 +18,7 @@ copy). Pairs, from ../shared/data/traces (SOURCES.md):
   T4 (nvprof, 1M) pair no copy (pageable against pinned) and are listed
   apart.
 
-Prints a Markdown table (the one in the README) and the copy rate notes.
+Prints a Markdown table (the one in docs/transfers.md) and the copy rate notes.
 
     python benchmarks/bench_transfer_fidelity.py [--traces DIR]
 """

@@ -1,4 +1,4 @@
-"""Make docs/report-forecast.png, the README's picture of a forecast report, from a real trace.
+"""Make docs/report-forecast.png, the picture of a forecast report in docs/forecast.md, from a real trace.
 
 Runs ``nodecast forecast`` on a real nsys trace from ../shared/data/traces
 with ``--html``, opens the page in Debian's Chromium (headless, offline, as

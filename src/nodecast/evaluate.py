@@ -35,7 +35,8 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.machines.schema import Machine
-from nodecast.project import Projection, op_category, project
+from nodecast.notes import HOST_MEMORY_UNKNOWN, HOST_TIME, LATENCY_KEPT, OPS_KEPT, Note, about, from_, records, retold
+from nodecast.project import Projection, op_category, project, weigh_notes
 from nodecast.report.headline import Number
 from nodecast.report.words import plural
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
@@ -157,9 +158,9 @@ def align(a: Trace, b: Trace) -> Alignment:
     by_direction = any(unknown.values())
     if by_direction:
         where = " and ".join(f"{plural(n, 'host copy', 'host copies')} of {label}" for label, n in unknown.items() if n)
-        notes.append(f"the trace does not record whether host memory was pinned or pageable for {where}: "
-                     "host copies paired by direction alone (pinned and pageable together), each evaluated "
-                     "as the kind A records")
+        notes.append(Note(f"the trace does not record whether host memory was pinned or pageable for {where}: "
+                          "host copies paired by direction alone (pinned and pageable together), each evaluated "
+                          "as the kind A records", HOST_MEMORY_UNKNOWN))
     key_a, occ_a = _group_keys(a, by_direction)
     key_b, occ_b = _group_keys(b, by_direction)
     tok_a, tok_b = _tokens(a, b)
@@ -251,8 +252,11 @@ class Evaluation:
         return self.projection.target
 
     def all_notes(self) -> list[str]:
-        """How the machines were picked, then the evaluation's notes (the models', the alignment's, the whole run's)."""
-        return [*self.source.notes, *self.target.notes, *self.notes]
+        """How the machines were picked, then the evaluation's notes (the models', the alignment's, the whole
+        run's); those about an assumption weighed by the GPU time on A of the evaluated ops it covers
+        (``project.weigh_notes``; the whole run's by its forecast's end to end)."""
+        notes = [*from_(self.source.notes, "machine A"), *from_(self.target.notes, "machine B"), *self.notes]
+        return weigh_notes(notes, self.projection, self.alignment.index_a[self.mask], "evaluated ops")
 
     def model_types(self) -> dict[str, str]:
         """Per row of ``table()``: model, baseline, scaled, scaled baseline, or reference (``unchanged``)."""
@@ -317,7 +321,7 @@ class Evaluation:
                     "unmatched_b": len(al.unmatched_b), "realigned_groups": al.realigned_groups},
             "wmape": self.typed_table(), "kernels": self.kernels(), "unmatched": self.unmatched(),
             "whole_run": None if self.whole is None else self.whole.table(),
-            "notes": self.all_notes(),
+            "notes": records(self.all_notes()),
         }
 
     def table(self) -> pd.DataFrame:
@@ -379,7 +383,7 @@ def evaluate(
     if not mask.any():
         raise NothingToEvaluate(_why_nothing(trace_a, trace_b, projection, alignment, actual),
                                 hint=_what_to_do(projection))
-    notes = list(projection.notes) + alignment.notes
+    notes = from_(projection.notes, "models") + from_(alignment.notes, "alignment")
     dropped_zero = int((handled & (actual <= 0)).sum())
     if dropped_zero:
         notes.append(f"{plural(dropped_zero, 'matched op')} with zero GPU time on B left out of the errors")
@@ -408,7 +412,13 @@ def add_whole_run(ev: Evaluation, path_a: str | os.PathLike[str], path_b: str | 
     whole, why = compare_or_reason(path_a, path_b, ev.source, ev.target, options, trace_a=ev.projection.trace,
                                    trace_b=ev.trace_b)
     ev.whole = whole
-    ev.notes.extend(whole.notes if whole is not None else [f"whole-run comparison not made: {why}"])
+    if whole is None:
+        ev.notes.append(Note(f"whole-run comparison not made: {why}", origin="whole run"))
+        return ev
+    # The forecast's notes on what it kept from A, weighed by its end to end: they explain the whole run's error.
+    kept = [retold(n, f"whole run: {n}", "whole run") for n in whole.forecast.notes
+            if about(n) in (HOST_TIME, LATENCY_KEPT, OPS_KEPT)]
+    ev.notes.extend([*kept, *from_(whole.notes, "whole run")])
     return ev
 
 

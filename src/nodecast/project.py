@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from nodecast import notes as nn
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult, get_models
 from nodecast.models.one_byte import check_given
+from nodecast.notes import from_, records, retold
 from nodecast.report.headline import Number
 from nodecast.report.tables import fmt_seconds
 from nodecast.report.words import plural
@@ -71,8 +73,11 @@ class Projection:
         return mask
 
     def all_notes(self) -> list[str]:
-        """How the machines were picked, then the models' notes."""
-        return [*self.source.notes, *self.target.notes, *self.notes]
+        """How the machines were picked, then the models' notes; those about an assumption weighed by the GPU
+        time on A of the ops it covers, over the projected ops (``weigh_notes``)."""
+        notes = [*from_(self.source.notes, "machine A"), *from_(self.target.notes, "machine B"),
+                 *from_(self.notes, "models")]
+        return weigh_notes(notes, self, np.flatnonzero(self.handled_by_any), "projected ops")
 
     def headline(self) -> list[Number]:
         """Per kind of op the models project (transfers, kernels): its GPU time on B by the first model of
@@ -104,7 +109,7 @@ class Projection:
         """Every value as plain Python (JSON-ready; seconds, bytes)."""
         return {"trace": self.trace.meta.source, "format": self.trace.meta.format, "source": self.source.name,
                 "target": self.target.name, "models": [m.name for m in self.models], "summary": self.summary(),
-                "unhandled": self.unhandled(), "idle": dict(self.idle), "notes": self.all_notes()}
+                "unhandled": self.unhandled(), "idle": dict(self.idle), "notes": records(self.all_notes())}
 
     def unhandled(self) -> pd.DataFrame:
         """Ops no model could handle, grouped by category: count and source GPU time."""
@@ -211,13 +216,58 @@ def check_host_memory(host_memory: str | None, option: str = "--host-memory") ->
                          hint=f"Give one of: {', '.join(HOST_MEMORY_KINDS)}")
 
 
+#: Transfer classes of the copies between host and GPU, and of those whose host memory kind is not recorded.
+_HOST_COPIES = [c for c in TransferClass if c.name.startswith(("HTOD", "DTOH"))]
+_UNKNOWN_HOST = [TransferClass.HTOD_UNKNOWN, TransferClass.DTOH_UNKNOWN]
+
+
+def weigh_notes(notes: list[str], proj: Projection, rows: np.ndarray, what: str) -> list[str]:
+    """``notes`` with those about an assumption weighed (``nodecast.notes``): the GPU time on A of the ops of
+    ``rows`` (trace rows; ``what`` they are, "projected ops") that the assumption covers, over that of all
+    ``rows``. Per-op answers (each model's time for each op) rest on an assumption in proportion to the time of
+    the ops it covers. A host assumed covers the copies between host and GPU; a GPU mismatch every op; unknown
+    host memory the copies whose trace omits it; an unknown cache level the kernels of the models that lack it.
+    """
+    weight = proj.source_s[rows]
+    total = float(weight.sum())
+    if not total > 0:
+        return notes
+    cls = proj.trace.transfer_class[rows]
+    kernel = proj.trace["kind"][rows] == OpKind.KERNEL
+
+    def levels_unknown() -> np.ndarray:
+        mask = np.zeros(len(rows), dtype=bool)
+        for r in proj.results.values():
+            if any(nn.about(n) == nn.LEVELS_UNKNOWN for n in r.notes):
+                mask |= r.handled[rows]
+        return mask & kernel
+
+    scopes = {nn.HOST_ASSUMED: (lambda: np.isin(cls, _HOST_COPIES), "copies between host and GPU"),
+              nn.GPU_MISMATCH: (lambda: np.ones(len(rows), dtype=bool), f"all the {what}"),
+              nn.HOST_MEMORY_UNKNOWN: (lambda: np.isin(cls, _UNKNOWN_HOST), "these copies"),
+              nn.LEVELS_UNKNOWN: (levels_unknown, "the kernels of these models")}
+    out = []
+    for note in notes:
+        scope = scopes.get(nn.about(note))
+        if scope is None:
+            out.append(note)
+            continue
+        seconds = float(weight[scope[0]()].sum())
+        fraction = seconds / total
+        out.append(nn.weighed(note, fraction, f"{scope[1]}: {fmt_seconds(seconds)}, {nn.percent(fraction)} of the "
+                                              f"GPU time on A of the {what}"))
+    return out
+
+
 def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:
     """One line per distinct note, prefixed by every model that made it (first-seen order)."""
     who: dict[str, list[str]] = {}
+    first: dict[str, str] = {}  # the note as its first model made it: what it is about goes with the line
     for name, notes in per_model.items():
         for note in notes:
             who.setdefault(note, []).append(name)
-    return [f"{', '.join(names)}: {note}" for note, names in who.items()]
+            first.setdefault(note, note)
+    return [retold(first[note], f"{', '.join(names)}: {note}") for note, names in who.items()]
 
 
 def project(

@@ -46,7 +46,7 @@ def test_allowed_mismatch_is_a_note(capsys, rtx3090):
 
 def test_omitted_from_uses_the_trace_gpu(capsys, rtx3090):
     """Without --from the trace's GPU name picks the sheet; the node and the assumed host are in the notes."""
-    code, out, _ = run(capsys, ["project", rtx3090, "--to", "h100-sxm5-server"])
+    code, out, _ = run(capsys, ["project", rtx3090, "--to", "h100-sxm5-server", "--notes", "all"])
     assert code == 0
     assert "projected rtx-3090@xeon-platinum-8480c-2s -> h100-sxm5-server" in out
     assert "note: --from omitted: the trace's GPU 'NVIDIA GeForce RTX 3090' is data sheet rtx-3090" in out
@@ -55,7 +55,7 @@ def test_omitted_from_uses_the_trace_gpu(capsys, rtx3090):
 
 def test_evaluate_picks_both_nodes_from_the_traces(capsys):
     """evaluate without --from and --to composes the source from trace A and the target from trace B."""
-    code, out, _ = run(capsys, ["evaluate", TITAN, SUMMIT])
+    code, out, _ = run(capsys, ["evaluate", TITAN, SUMMIT, "--notes", "all"])
     assert code == 0
     assert "on tesla-k20x@xeon-platinum-8480c-2s" in out and "on v100-sxm2-16gb@xeon-platinum-8480c-2s" in out
     assert "note: --to omitted: the trace's GPU 'Tesla V100-SXM2-16GB' is data sheet v100-sxm2-16gb" in out

@@ -90,3 +90,18 @@ def test_through_the_cli_entry_point(tmp_path, capsys):
     assert main(["curves", "--machines", "titan", "--sizes", "1Ki,1Mi"]) == 0
     assert main(["curves", "--machines", "titan", "--sizes", "1K"]) == 2
     assert "--sizes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flags", "log_y"), [([], True), (["--log-y"], True), (["--linear-y"], False)])
+def test_figure_bandwidth_axis_is_logarithmic_unless_asked_linear(flags, log_y, tmp_path, monkeypatch):
+    """Titan's curves lay flat beside GH200's on the linear axis that was the default (issue 18): the figure's
+    bandwidth axis is logarithmic by default, linear with --linear-y (--log-y still accepted)."""
+    pytest.importorskip("matplotlib", reason="the figures extra (matplotlib) is not installed")
+    from nodecast.report.figures import curves as figure
+
+    asked = []
+    real = figure.curves_figure
+    monkeypatch.setattr(figure, "curves_figure", lambda c, **kw: asked.append(kw["log_y"]) or real(c, **kw))
+    assert run(["--machines", "titan", "--classes", "htod_pinned", "--sizes", "1Ki,1Mi", "-o", str(tmp_path / "c.png"),
+                *flags]) == 0
+    assert asked == [log_y]

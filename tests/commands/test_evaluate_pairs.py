@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -61,3 +62,51 @@ def test_one_pair_prints_the_kernel_table(capsys):
     out = capsys.readouterr().out
     assert "Kernels: MAPE and WMAPE (%) of the 120 aligned launches" in out
     assert "total_error" in out
+
+
+def test_headline_ranks_transfer_and_kernel_models_apart(folders, tmp_path):
+    """Transfer models are scored on copies and kernel models on kernels: the headline ranks each kind among its
+    own (one entry per kind, saying the ops it was scored on, with keeping A's times on those same ops), never a
+    kernel model against a transfer model."""
+    a, b = folders
+    doc_path = tmp_path / "pairs.json"
+    assert main(["evaluate", str(a), str(b), "--models", "ahead,peak-bandwidth,dram-ratio,wave-scaling",
+                 "--json", str(doc_path)]) == 0
+    doc = json.loads(doc_path.read_text())
+    pooled = {(r["model"], r["category"]): r for r in doc["pooled"]}
+    ranked = [n for n in doc["headline"] if n["label"].startswith("lowest pooled WMAPE")]
+    assert [n["label"] for n in ranked] == [
+        f"lowest pooled WMAPE of the transfer models: "
+        f"{min(('ahead', 'peak-bandwidth'), key=lambda m: pooled[m, 'all']['WMAPE'])}",
+        f"lowest pooled WMAPE of the kernel models: "
+        f"{min(('dram-ratio', 'wave-scaling'), key=lambda m: pooled[m, 'all']['WMAPE'])}"]
+    transfer, kernel = ranked
+    assert transfer["value"] == min(pooled[m, "all"]["WMAPE"] for m in ("ahead", "peak-bandwidth"))
+    assert "7 ops (htod_unknown 4, dtoh_unknown 3)" in transfer["note"]
+    assert "122 ops (kernel 122)" in kernel["note"]
+    # Keeping A's times, over the same ops as the kind's best model (here: its categories).
+    copies = [r for r in doc["errors"] if r["model"] == "unchanged" and r["category"].endswith("_unknown")]
+    unchanged_on_copies = 100 * sum(r["abs_error_s"] for r in copies) / sum(r["actual_s"] for r in copies)
+    assert f"keeping A's times on those ops: {unchanged_on_copies:.1f} %" in transfer["note"]
+    assert f"keeping A's times on those ops: {pooled['unchanged', 'kernel']['WMAPE']:.1f} %" in kernel["note"]
+
+
+def test_folder_mode_prints_the_pairs_notes_once_each(folders, tmp_path, capsys):
+    """The notes of every pair are printed as in one-pair mode, each once, saying how many pairs it applies to;
+    the page lists them instead of 'No assumption was recorded'."""
+    a, b = folders
+    html, doc_path = tmp_path / "pairs.html", tmp_path / "pairs.json"
+    assert main(["evaluate", str(a), str(b), "--models", "ahead,wave-scaling", "--json", str(doc_path),
+                 "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == len(set(notes))
+    from_note = [n for n in notes if n.startswith("note: --from omitted")]
+    assert len(from_note) == 1 and from_note[0].endswith("[all 3 pairs]")
+    # A note whose numbers differ by pair is one line, said to differ, not one line per pair.
+    gamma = [n for n in notes if "wave-scaling: gamma from the bytes copied" in n]
+    assert len(gamma) == 1 and "3 pairs" in gamma[0] and "differ" in gamma[0]
+    doc = json.loads(doc_path.read_text())
+    assert [f"note: {n}" for n in doc["notes"]] == notes
+    page = html.read_text()
+    assert "No assumption was recorded" not in page and "--from omitted" in page

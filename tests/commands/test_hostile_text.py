@@ -61,7 +61,7 @@ def hostile(tmp_path, shared_traces) -> dict[str, str]:
     ["replay", "{trace}"],
     ["project", "{trace}", "--from", "titan", "--to", "{machine}"],
     ["forecast", "{trace}", "--from", "titan", "--to", "{machine}"],
-    ["forecast", "{trace}", "--from", "titan", "--to", "{machine},summit"],
+    ["forecast", "{trace}", "--from", "titan", "--to", "{machine},summit", "--notes", "all"],  # the name: in notes
     ["evaluate", "{trace}", "{trace}", "--from", "{machine}", "--to", "{machine}"],
 ], ids=["inspect", "replay", "project", "forecast", "forecast-targets", "evaluate"])
 def test_trace_commands_print_hostile_names_as_text(hostile, capsys, argv):

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from nodecast.cli import main
+from nodecast.notes import percent
 
 TITAN_PINNED = "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
 SUMMIT_PINNED = "sample:nvprof_ahead-bandwidthtest-htod-pinned_summit-v100"
@@ -244,7 +245,8 @@ def test_one_byte_us_sets_the_cost(tmp_path, capsys):
     """--one-byte-us KIND=µs (repeatable, or all=) replaces L+O, and the note says where it came from."""
     out = tmp_path / "ops.csv"
     assert main(["project", TITAN_PINNED, "--from", "titan", "--to", "summit", "--models", "ahead,ahead-no-latency",
-                 "--one-byte-us", "htod_pinned=1.792", "--one-byte-us", "dtod=3", "-o", str(out)]) == 0
+                 "--one-byte-us", "htod_pinned=1.792", "--one-byte-us", "dtod=3", "-o", str(out),
+                 "--notes", "all"]) == 0
     ops = pd.read_csv(out)
     one = ops[ops["bytes"] == 1]
     assert (one["ahead_s"] - one["ahead-no-latency_s"]).to_numpy() == pytest.approx(1.792e-6)
@@ -297,3 +299,35 @@ def test_evaluate_counts_in_words(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 group re-aligned on its byte or kernel-name sequence" in out
     assert "aligned 4 op pairs; evaluated 4 projected ops; unmatched: 0 in A, 1 in B" in out
+
+
+def test_evaluate_notes_lead_with_the_whole_runs_host_time(capsys):
+    """The README quick start: the whole run's end-to-end error comes from host work kept from Titan's host, and
+    the note that says so is decisive, with its share, printed under the first table and first in --json."""
+    assert main(["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    first = notes[0]
+    assert first["severity"] == "decisive" and first["about"] == "host-time" and first["share"] > 0.5
+    assert first["text"].startswith("whole run: host work kept as measured on A")
+    assert all(n["severity"] == "info" for n in notes[1:] if n["about"] != "host-time")
+    assert main(["evaluate", TITAN_PINNED, SUMMIT_PINNED, "--from", "titan", "--to", "summit"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    notes_at = [i for i, x in enumerate(lines) if x.startswith("note: ")]
+    assert [lines[i] for i in notes_at] == [f"note: {first['text']}"]  # the others: --notes all
+    wmape, whole = (next(i for i, x in enumerate(lines) if x.startswith(t)) for t in ("WMAPE (%)", "Whole run: "))
+    assert wmape < notes_at[0] < whole
+
+
+def test_project_weighs_the_assumed_host(shared_traces, capsys):
+    """project without --from assumes the T4's host; the vectoradd copies, nearly all its GPU time, rest on it:
+    the note is decisive, says its share, and prints under the table; the others are counted on the last line."""
+    trace = str(shared_traces / "nvprof_vectoradd-1M_t4.nvvp")
+    assert main(["project", trace, "--to", "h100-sxm5-server", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    host = notes[0]
+    assert host["severity"] == "decisive" and host["about"] == "host-assumed" and host["share"] > 0.9
+    assert f"{percent(host['share'])} of the GPU time on A" in host["text"]
+    assert main(["project", trace, "--to", "h100-sxm5-server"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x for x in lines if x.startswith("note: ")] == [f"note: {host['text']}"]
+    assert lines[-1] == f"{len(notes) - 1} more notes: --notes all prints them"

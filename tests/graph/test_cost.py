@@ -64,6 +64,16 @@ def test_kernels_without_a_model_keep_their_time_and_say_why(run):
     assert any("kernel ops kept at their source time" in n and "roofline" in n for n in c.notes)
 
 
+def test_kernels_kept_for_want_of_a_kernel_model_say_so_without_empty_parentheses(run):
+    """--models with no kernel model: the note on the kept kernels says none of the models asked for is a kernel
+    model, not "no kernel model handles them ()" (issue 18 item 5)."""
+    trace, api, g, src = run
+    c = costs(g, trace, src, load_machine("h100-pcie-server"), CostOptions(models=("ahead",)))
+    kept = [n for n in c.notes if "kernel ops kept at their source time" in n]
+    assert kept and not any("()" in n for n in c.notes)
+    assert kept[0].endswith("none of the models asked for (ahead) is a kernel model")
+
+
 def test_host_scale_scales_host_time_only(run):
     """--host-scale 0.5 halves API calls, host gaps and host release times; GPU ops and launch lags stay."""
     trace, api, g, src = run

@@ -16,7 +16,8 @@ def test_one_target_prints_the_forecast(shared_traces, capsys):
     assert main(["forecast", str(shared_traces / VECTORADD), "--to", "h100-pcie-server"]) == 0
     out = capsys.readouterr().out
     for text in ("end to end (first API call to last GPU op end)", "forecast on B", "Critical path by category",
-                 "Where each op's time on B comes from", "note: --from omitted"):
+                 "Where each op's time on B comes from", "note: host work kept as measured on A",
+                 "more notes: --notes all prints them"):
         assert text in out
 
 
@@ -91,6 +92,7 @@ def test_models_help_names_the_default_chain():
 
 def test_kept_ops_note_in_plain_units(shared_traces, capsys):
     """The note on ops no model handles gives their time in units, never as an exponent (was '8e-06 s')."""
-    assert main(["forecast", str(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite"), "--to", "h100-sxm5-server"]) == 0
+    assert main(["forecast", str(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite"), "--to", "h100-sxm5-server",
+                 "--notes", "all"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "no model handles" in x)
     assert "1 GPU op that no model handles keeps its time on A (3.17 µs in all" in line

@@ -59,8 +59,8 @@ def test_machine_file_fills_from_sheet_and_host(sheet_folder, tmp_path):
     assert m.cpu.host.key == "xeon-gold-6226r-2s"
     p = m.provenance
     assert p["gpu.sms"] == "data sheet h100-sxm5-80gb"
-    assert p["gpu.clock_hz"] == "machine file (data sheet h100-sxm5-80gb: 1.98e+09)"
-    assert p["gpu.peak_flops.fp64"].startswith("machine file (data sheet h100-sxm5-80gb: fma 3.35e+13")
+    assert p["gpu.clock_hz"] == "machine file (data sheet h100-sxm5-80gb: 1.98 GHz)"  # with its unit (issue 18)
+    assert p["gpu.peak_flops.fp64"].startswith("machine file (data sheet h100-sxm5-80gb: fma 33,500 GFlop/s")
     assert p["cpu.memory_bytes"].startswith("machine file (host xeon-gold-6226r-2s:")
     assert p["cpu.model"] == "host xeon-gold-6226r-2s" and p["gpu.count"] == "machine file"
 

@@ -25,3 +25,16 @@ def test_chart_of_one_forecast_is_an_svg_naming_its_target(shared_traces, tmp_pa
     out = draw(result, tmp_path / "one.svg", label="my titan")
     text = out.read_text()
     assert text.lstrip().startswith("<?xml") and "my titan" in text
+
+
+def test_chart_gives_each_target_its_speedup_a_over_b_and_splits_a_like_the_targets(shared_traces, tmp_path):
+    """Each target's bar ends with its end to end and speed-up A / B, the one convention of every table and
+    page; A's replay is split along its critical path as the targets are (it was one bar of another colour)."""
+    from nodecast.report.tables import fmt_ratio, fmt_seconds
+
+    trace, api = read_trace_and_api(shared_traces / VECTORADD)
+    comp = compare_targets(trace, api, [TargetSpec("titan"), TargetSpec("summit")], jobs=1)
+    text = draw(comp, tmp_path / "c.svg").read_text()
+    for _, row in comp.table().iterrows():
+        assert f"{fmt_seconds(row['end_to_end_s'])}, speed-up (A / B) {fmt_ratio(row['speedup'])}" in text
+    assert "A: replayed end to end" not in text and comp.source_path_s["path_host_s"] > 0

@@ -35,4 +35,11 @@ def test_headline_equals_the_json_and_every_figure_draws(shared_traces, tmp_path
     assert page.timeline_ops("nc-timeline-timeline") == [325, 325]  # the graph's ops (the terminal says 325 ops)
     text = page.page.inner_text("#inputs")
     assert "h100-pcie-server.toml" in text and "data sheet t4" in text and "nodecast forecast" in text
-    assert "No op was kept at its source time" in page.page.inner_text("#not-modelled")
+    # Every GPU op was modelled, but the host work kept its time on A: the page says so (it said every op was).
+    not_modelled = page.page.inner_text("#not-modelled")
+    assert "every op was modelled" not in not_modelled and "Host work kept at its time on A" in not_modelled
+    # The notes that decide whether to trust the answer are in the answer box (host work kept, host assumed).
+    decisive = [n["text"] for n in doc["notes"] if n["severity"] == "decisive"]
+    assert any(n.startswith("host work kept as measured on A") for n in decisive)
+    answer = page.page.inner_text("#answer")
+    assert all(n in answer for n in decisive)

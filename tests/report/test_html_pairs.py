@@ -28,4 +28,4 @@ def test_pairs_page_shows_the_json_headline(shared_traces, tmp_path, open_html):
     pooled = {r["model"]: r["WMAPE"] for r in doc["pooled"] if r["category"] == "all"}
     best = min((m for m in pooled if m != "unchanged"), key=pooled.get)
     assert [n["value"] for n in doc["headline"]] == [3, pooled[best], pooled["unchanged"]]
-    assert doc["headline"][1]["label"] == f"lowest pooled WMAPE: {best}"
+    assert doc["headline"][1]["label"] == f"lowest pooled WMAPE of the kernel models: {best}"

@@ -36,3 +36,25 @@ def test_unknown_units_and_text_where_a_number_is_due_are_refused():
     with pytest.raises(ValueError, match="not a number"):
         fmt("fast", "s")
     assert set(UNITS) >= {"s", "B", "B/s", "flop/s", "%", "count"}
+
+
+def test_pages_print_no_exponent_and_no_signed_zero(shared_traces, tmp_path, open_html):
+    """Every number a page shows goes through ``fmt`` (issue 18): a replay 20 ns off of 831 ms read "-0.0 %" in
+    its answer and table, and Titan's DRAM bandwidth from its data sheet read "2.496e+11" under the run's inputs."""
+    import re
+
+    from nodecast.cli import main
+
+    trace = str(shared_traces / "nsys_vectoradd-streams_t4.sqlite")
+    replay, forecast = tmp_path / "replay.html", tmp_path / "forecast.html"
+    assert main(["replay", trace, "--html", str(replay)]) == 0
+    assert main(["forecast", trace, "--to", "titan", "--html", str(forecast)]) == 0
+    texts = {}
+    for path in (replay, forecast):
+        page = open_html(path)
+        page.assert_clean()
+        texts[path.name] = page.page.inner_text("body")
+    assert "-0.0" not in texts["replay.html"] and "0.0 %" in texts["replay.html"]
+    assert "data sheet tesla-k20x: 249.6 GB/s" in texts["forecast.html"]
+    for name, text in texts.items():
+        assert not re.findall(r".{0,30}\d[eE][+-]?\d.{0,10}", text), name

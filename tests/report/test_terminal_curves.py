@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 from rich.console import Console
@@ -29,3 +30,15 @@ def test_render_prints_one_row_per_machine_class_and_model():
     wide = curves.at_sizes([2**20])
     bw = float(wide.xs(("titan", "htod_pinned", "ahead"))[2**20])
     assert f"{bw / 1e9:.4g}" in text
+
+
+def test_table_prints_small_and_large_bandwidths_without_exponent():
+    """A 1-byte cost of 1 s gives 1 KiB copies 0.000001024 GB/s ("1.024e-06" before) and GH200's DtoD reaches
+    thousands of GB/s ("4,000", as every other table prints it): plain numbers, 4 significant digits."""
+    curves = bandwidth_curves([load_machine("titan"), load_machine("gh200")], sizes=parse_sizes("1Ki,1Gi"),
+                              models=["ahead", "back-of-envelope"], one_byte_fallback_s=1.0)
+    out = io.StringIO()
+    terminal.render(curves, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "0.000001024" in text and "4,000" in text
+    assert not re.search(r"\de[+-]\d", text)

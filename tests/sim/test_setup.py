@@ -29,6 +29,20 @@ def test_a_nodecast_machine_with_starpu_models_says_whose_kernel_times_they_are(
     assert any("StarPU's measurements on 'attila'" in note and "used unchanged" in note for note in plat.notes)
 
 
+def test_whose_kernel_times_note_has_no_empty_parentheses_when_the_platform_names_no_gpu(tmp_path):
+    """A StarPU platform file that lists no GPU: the note names the machine without an empty "()" after it."""
+    from types import SimpleNamespace
+
+    from nodecast.sim.setup import foreign_models_note
+
+    (tmp_path / "bus").mkdir()
+    (tmp_path / "bus" / "cpuonly.platform.xml").write_text(
+        '<platform version="4"><AS id="a" routing="Full"><host id="RAM" speed="1f"/></AS></platform>')
+    node = SimpleNamespace(name="h100-sxm5-server", gpu=SimpleNamespace(model="H100"))
+    note = foreign_models_note(tmp_path, "cpuonly", node)
+    assert "()" not in note and note.startswith("kernel durations are StarPU's measurements on 'cpuonly', used")
+
+
 def test_no_platform_is_one_error_naming_the_options(monkeypatch):
     """Nothing to build a platform from: an InputError that names --starpu-dir and the alternatives."""
     monkeypatch.delenv("NODECAST_STARPU_DIR", raising=False)

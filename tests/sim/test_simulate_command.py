@@ -364,6 +364,25 @@ def test_a_row_without_kernel_model_fails_alone(tmp_path, starpu_data, capsys, j
     assert "1 row failed (line 3):" in out and "/2 rows within 3 %" in out
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_compare_reference_says_how_far_it_is_in_a_log(tmp_path, starpu_data, capsys, monkeypatch, jobs):
+    """Not at a terminal (a log, a pipe), the comparison prints "compared K of N runs, T" on stderr as rows finish,
+    at most every LOG_EVERY_S seconds (here 0: every row), run here or on a Dask cluster (--jobs 2); stdout keeps
+    only the results. Three real rows of reference/attila.csv (lines 2, 3, 10)."""
+    from nodecast.report.terminal import _progress
+
+    monkeypatch.setattr(_progress, "LOG_EVERY_S", 0.0)
+    ref = tmp_path / "ref.csv"
+    ref.write_text(_reference_rows(starpu_data, [2, 3, 10], ["attila"] * 3))
+    argv = ["simulate", "--compare-reference", str(ref), "--starpu-dir", str(starpu_data / "sampling"), "--jobs", jobs]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    said = [line for line in err.splitlines() if line.startswith("compared ")]
+    for k in (1, 2, 3):
+        assert any(line.startswith(f"compared {k} of 3 runs, ") for line in said), err
+    assert "compared " not in out and "rows within 3 %" in out
+
+
 def test_every_row_failing_is_one_line(tmp_path, starpu_data, capsys):
     """When no row can be simulated the command says why in one line and writes no table (real LU double row, machine set to hannibal)."""
     ref = tmp_path / "ref.csv"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from nodecast.commands import common
-from nodecast.commands.report_options import add_report_options, check_report_paths, emit
+from nodecast.commands.report_options import add_notes_option, add_report_options, check_report_paths, emit
 from nodecast.commands.transfer_options import add_transfer_options, host_memory, one_byte_given
 
 
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="matched ops with actual and projected times")
     p.add_argument("--table", metavar="FILE", help="the WMAPE table (.csv, .parquet or .json)")
     add_report_options(p, "the evaluation")
+    add_notes_option(p)
     p.set_defaults(func=run)
 
 

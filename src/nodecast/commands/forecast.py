@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from nodecast.commands import common
-from nodecast.commands.report_options import add_report_options, check_report_paths, emit
+from nodecast.commands.report_options import add_notes_option, add_report_options, check_report_paths, emit
 from nodecast.commands.transfer_options import add_transfer_options, host_memory, one_byte_given
 
 
@@ -44,8 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="what-if over a machine parameter of every --to node, repeatable (cartesian product): "
                         "link.gen, link.lanes, link.links, gpu.count, gpu.dram_gbps, cpu.mem_gbps")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="forecasts at once on a local Dask cluster (several targets; default: 1 unless the work is large)")
-    p.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the targets on this Dask scheduler")
+                   help="forecasts at once on a local Dask cluster (several targets; default: 1 unless the work is large; "
+                        "Dask: pip install 'nodecast[parallel]')")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="run the targets on this Dask scheduler (pip install 'nodecast[parallel]')")
     p.add_argument("--top", type=int, default=10, metavar="N", help="ops that moved the result most to list (default 10)")
     p.add_argument("--trace", dest="chrome", metavar="OUT.json",
                    help="write the measured (A) and forecast (B) timelines as one Chrome trace (Perfetto); one target")
@@ -55,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "(.csv, .parquet or .json)")
     p.add_argument("--png", metavar="FILE", help="chart of the end-to-end forecast per target (.png, .svg, .pdf)")
     add_report_options(p, "the forecast")
+    add_notes_option(p)
     p.set_defaults(func=run)
 
 
@@ -77,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1 (got {args.jobs})", key="--jobs")
     specs = target_specs(split_targets(args.target), args.sweep)
     several = len(specs) > 1
+    if several and (args.cluster is not None or (args.jobs or 1) > 1):
+        from nodecast.sim.sweep import require_dask
+
+        require_dask(args.cluster)  # Dask, the 'parallel' extra: before the trace is read
     for path, option, check in ((args.chrome, "--trace", export.check_trace_path),
                                 (args.output, "-o", export.check_ops_path), (args.table, "--table", check_table_path),
                                 (args.png, "--png", check_figure_path)):
@@ -126,6 +133,11 @@ def _run_targets(args: argparse.Namespace, specs, options) -> int:  # noqa: ANN0
     from nodecast.report import figures, files, terminal
 
     trace, api = read_trace_and_api(args.trace)
+    if args.jobs is None and args.cluster is None:
+        from nodecast.sim.sweep import one_at_a_time_note
+
+        if note := one_at_a_time_note(len(specs), "forecasts"):
+            terminal.said(note)
     progress, task = terminal.progress_bar(len(specs), "forecasting")
     with progress:
         comp = compare_targets(trace, api, specs, source=args.source, allow_gpu_mismatch=args.allow_gpu_mismatch,

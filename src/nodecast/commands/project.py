@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from nodecast.commands import common
-from nodecast.commands.report_options import add_report_options, check_report_paths, emit
+from nodecast.commands.report_options import add_notes_option, add_report_options, check_report_paths, emit
 from nodecast.commands.transfer_options import (add_one_byte_option, add_transfer_options, one_byte_given,
                                                 transfer_options)
 from nodecast.project import project
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="per-op table (.csv, .parquet or .json)")
     p.add_argument("--summary", metavar="FILE", help="summary table (.csv, .parquet or .json)")
     add_report_options(p, "the projection")
+    add_notes_option(p)
     p.set_defaults(func=run)
     # --list-models works without a trace or machines.
     lp = sub.add_parser("models", help="list the projection models", description="List the registered models.")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nodecast.commands.report_options import STDOUT, add_report_options, check_report_paths, emit
+from nodecast.commands.report_options import STDOUT, add_notes_option, add_report_options, check_report_paths, emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--copy-engines", type=int, metavar="N", default=None,
                    help="copy engines per direction per GPU (default: from the trace; 1 serialises same-direction copies)")
     add_report_options(p, "the replay")
+    add_notes_option(p)
     p.set_defaults(func=run)
 
 

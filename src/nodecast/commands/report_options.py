@@ -32,6 +32,13 @@ def add_report_options(parser: argparse.ArgumentParser, what: str = "the result"
                              "sortable tables, interactive figures, what was not modelled; opens offline")
 
 
+def add_notes_option(parser: argparse.ArgumentParser) -> None:
+    """``--notes decisive|all|none``: which notes the terminal prints (``report.terminal._notes``)."""
+    from nodecast.report.terminal._notes import DEFAULT, HELP, NOTES
+
+    parser.add_argument("--notes", choices=NOTES, default=DEFAULT, help=HELP)
+
+
 def check_report_paths(args: argparse.Namespace, outputs: Mapping[str, Any], inputs: Iterable[Any] = ()) -> None:
     """InputError, before any work, when a --json or --html path cannot be written, or when any output (these and
     the command's other ``outputs``, {option: path or None}) is one of the command's input files or another
@@ -60,7 +67,8 @@ def emit(result: Any, args: argparse.Namespace, **options: Any) -> list[Path]:
     if args.json == STDOUT:
         print(files.dumps(files.document(result, **options)))
     else:
-        terminal.render(result, **options)
+        # --notes is for the terminal only: the JSON and the page hold every note.
+        terminal.render(result, **options, **({"notes": args.notes} if getattr(args, "notes", None) else {}))
         if args.json:
             written.append(files.write_json(files.document(result, **options), args.json))
     if args.html:

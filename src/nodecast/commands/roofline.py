@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in FIGURE_SUFFIXES:
         raise InputError(f"cannot draw a figure as {out.suffix or 'a file without extension'}", path=out,
                          hint=f"Use one of {', '.join(FIGURE_SUFFIXES)}")
+    figures.require_matplotlib(out)
     check_writable(out, "-o")
     from nodecast.commands.output_paths import check_outputs
 

@@ -52,6 +52,7 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
+from nodecast.notes import HOST_TIME, LATENCY_KEPT, Note, retold
 from nodecast.report.words import plural
 
 if TYPE_CHECKING:
@@ -244,16 +245,23 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
         lag[scaled] *= f
         release = release.copy()
         release[host] *= f
-        notes.append(f"host time x{f:g} (--host-scale): API calls, sync returns, gaps between calls and the "
-                     "no-API fallback's gaps between GPU ops; GPU ops unchanged")
+        notes.append(Note(f"host time x{f:g} (--host-scale): API calls, sync returns, gaps between calls and the "
+                          "no-API fallback's gaps between GPU ops; GPU ops unchanged", HOST_TIME))
+    elif host.any() or np.any(graph.kind == EdgeKind.RECORDED_OFFSET):
+        # Said even though nothing was done: the host is not modelled, and this is often most of the answer
+        # (the forecast weighs the note by the host work on B's critical path, ``graph.weigh``).
+        what = ("API calls, sync returns, gaps between calls" if host.any() else
+                "the gaps between GPU ops as recorded: the trace has no host API records")
+        notes.append(Note(f"host work kept as measured on A ({what}): nodecast does not model the host, so B's host "
+                          "is taken to run it as fast as A's (--host-scale F scales it)", HOST_TIME))
     if opts.launch_latency_s is not None:
         lag = lag.copy() if lag is graph.lag_s else lag
         lag[graph.kind == EdgeKind.LAUNCH] = opts.launch_latency_s
         notes.append(f"launch latency {opts.launch_latency_s * 1e6:g} µs on every launch (given), instead of the "
                      "source trace's calibration")
     elif np.any(graph.kind == EdgeKind.LAUNCH):
-        notes.append("launch and GPU dependency latencies kept from the source trace's calibration "
-                     "(machine files give none)")
+        notes.append(Note("launch and GPU dependency latencies kept from the source trace's calibration "
+                          "(machine files give none)", LATENCY_KEPT))
     notes.extend(_device_notes(graph, target))
     return OpCosts(dur, low, high, code, names, lag, release, chains, notes, results)
 
@@ -263,12 +271,14 @@ def _model_notes(results: dict[str, ModelResult], order: list[str], code: np.nda
     """The notes of the models that gave some op its time (one line per distinct note, naming every
     model that made it), and why the models of a chain that left ops at their source time gave nothing."""
     who: dict[str, list[str]] = {}
+    first: dict[str, str] = {}  # the note as its first model made it: what it is about goes with the line
     used = {order[i] for i in np.unique(code) if i < len(order)}
     for name in order:
         if name in used:
             for note in results[name].notes:
                 who.setdefault(note, []).append(name)
-    out = [f"{', '.join(names)}: {note}" for note, names in who.items()]
+                first.setdefault(note, note)
+    out = [retold(first[note], f"{', '.join(names)}: {note}") for note, names in who.items()]
     kept = code == len(order)
     for kind, chain in chains.items():
         op_kind = _OP_KIND_OF.get(kind)
@@ -278,9 +288,15 @@ def _model_notes(results: dict[str, ModelResult], order: list[str], code: np.nda
         idle = [f"{name} ({results[name].notes[0]})" if name in results and results[name].notes else name
                 for name in chain if name not in used]
         what = "kernels" if kind == "kernel" else "copies"
-        out.append(f"{plural(n_kept, kind + ' op')} kept at their source time: "
-                   + (f"no {kind} model handles them ({'; '.join(idle)})" if idle or not chain else
-                      f"the {kind} models ({', '.join(chain)}) handle other {what} only"))
+        its, them = ("its", "it") if n_kept == 1 else ("their", "them")
+        if not chain:  # --models named no model of this kind: there is no model to list (never "()")
+            asked = f" ({', '.join(order)})" if order else ""
+            why = f"none of the models asked for{asked} is a {kind} model"
+        elif idle:
+            why = f"no {kind} model handles {them} ({'; '.join(idle)})"
+        else:
+            why = f"the {kind} models ({', '.join(chain)}) handle other {what} only"
+        out.append(f"{plural(n_kept, kind + ' op')} kept at {its} source time: {why}")
     return out
 
 

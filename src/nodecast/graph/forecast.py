@@ -25,7 +25,11 @@ timestamp (its first API call) to the end of the last GPU op; GPU-busy
 time per device is the union of its ops' intervals. ``ForecastResult`` holds
 all of it, plus the critical paths on A (replayed) and B (forecast), the
 ops that moved the end-to-end time most, and where each op's time came
-from; ``nodecast forecast`` prints it. Everything is seconds.
+from; ``nodecast forecast`` prints it. Everything is seconds. Its notes say
+what was assumed; those about an assumption (host work kept as measured on
+A, a host assumed, ops no model handles ...) are weighed by their share of
+B's critical path (``graph.weigh``), and the decisive ones (``nodecast.notes``)
+come first in every output.
 """
 
 from __future__ import annotations
@@ -37,12 +41,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from nodecast import notes as nn
 from nodecast.graph import metrics
 from nodecast.graph.cost import CostOptions, OpCosts, costs
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
 from nodecast.graph.result import measured_schedule
+from nodecast.graph.weigh import weigh
+from nodecast.notes import OPS_KEPT, Note, from_
 from nodecast.report.headline import Number
+from nodecast.report.speedup import MEANING, SPEEDUP
+from nodecast.report.speedup import speedup as time_ratio
 from nodecast.report.tables import fmt_seconds
 from nodecast.report.words import plural
 
@@ -100,8 +109,8 @@ class ForecastResult:
 
     @property
     def speedup(self) -> float:
-        """Measured end-to-end on A over the forecast on B (> 1: B is faster)."""
-        return self.measured_end_to_end_s / self.end_to_end_s if self.end_to_end_s else float("nan")
+        """Measured end-to-end on A over the forecast on B (> 1: B is faster; ``nodecast.report.speedup``)."""
+        return time_ratio(self.measured_end_to_end_s, self.end_to_end_s)
 
     def headline(self) -> list[Number]:
         """End to end measured on A, forecast on B (with the interval when a model gives one), and A / B."""
@@ -112,7 +121,7 @@ class ForecastResult:
                        low if has else None, high if has else None,
                        "interval: the graph replayed with every op at the low, then the high end of its model's "
                        "interval" if has else ""),
-                Number("speed-up A / B (above 1: B is faster)", self.speedup, "x")]
+                Number(f"{SPEEDUP}, {MEANING}", self.speedup, "x")]
 
     def busy_s(self) -> dict[str, dict[int, float]]:
         """GPU-busy time per device: measured on A, replayed on A, forecast on B."""
@@ -253,7 +262,7 @@ class ForecastResult:
             "kept": records(self.kept()),
             "model_chains": self.costs.chains,
             "replay": {"path": self.replay_path, "reason": self.replay_reason},
-            "notes": self.notes,
+            "notes": nn.records(self.notes),
         }
 
 
@@ -286,18 +295,21 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
         low = on_target(c.low_s).schedule
         high = on_target(c.high_s).schedule
     replayed = replay(graph, graph.ops["source_dur_s"])
-    notes = [*source.notes, *target.notes, *graph.notes, *c.notes, *shared.notes,
-             f"replay on B: {shared.summary}"]
+    notes = [*from_(source.notes, "machine A"), *from_(target.notes, "machine B"), *from_(graph.notes, "graph"),
+             *from_(c.notes, "costs"), *from_([*shared.notes, f"replay on B: {shared.summary}"], "replay on B")]
     kept = c.kept(graph)
     if kept.any():
         n_kept = int(kept.sum())
-        notes.append(f"{plural(n_kept, 'GPU op')} that no model handles {'keeps its' if n_kept == 1 else 'keep their'}"
-                     " time on A "
-                     f"({fmt_seconds(float(graph.ops['source_dur_s'][kept].sum()))} in all; listed as 'kept')")
+        notes.append(Note(f"{plural(n_kept, 'GPU op')} that no model handles "
+                          f"{'keeps its' if n_kept == 1 else 'keep their'} time on A "
+                          f"({fmt_seconds(float(graph.ops['source_dur_s'][kept].sum()))} in all; listed as 'kept')",
+                          OPS_KEPT, origin="costs"))
+    target_path = metrics.critical_path(shared.graph, fc)
+    notes = weigh(notes, graph, c, target_path, metrics.end_to_end_s(graph, fc))
     return ForecastResult(
         graph=graph, source=source, target=target, costs=c,
         measured=measured_schedule(graph, trace, api), replayed=replayed, forecast=fc, low=low, high=high,
-        source_path=metrics.critical_path(graph, replayed), target_path=metrics.critical_path(shared.graph, fc),
+        source_path=metrics.critical_path(graph, replayed), target_path=target_path,
         notes=notes, replay_path=shared.path, replay_reason=shared.reason,
     )
 

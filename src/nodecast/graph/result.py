@@ -28,6 +28,7 @@ import numpy as np
 from nodecast.graph import metrics
 from nodecast.graph.api import ApiCalls
 from nodecast.graph.build import build
+from nodecast.notes import from_, records
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
 from nodecast.report.headline import Number
@@ -105,7 +106,7 @@ class ReplayResult:
             "gpu_time_s": {str(d): v for d, v in self.gpu_time_s.items()},
             "critical_path_s": self.critical_path_s,
             "graph": g.counts(), "params": g.params, "replay": {"path": self.replay_path, "reason": self.replay_reason},
-            "notes": self.notes,
+            "notes": records(self.notes),
         }
 
     def timelines(self) -> list[tuple[str, Schedule]]:
@@ -180,7 +181,7 @@ def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: in
     graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
     measured = measured_schedule(graph, trace, api)
     dur = graph.source_durations()
-    notes = list(graph.notes)
+    notes = from_(graph.notes, "graph")
     try:
         node = load_machine(machine) if isinstance(machine, str) else machine if machine is not None else \
             resolve_source(trace, None)
@@ -195,7 +196,7 @@ def replay_result(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: in
     else:
         shared = replay_on_machine(graph, dur, node, trace=trace, copy_engines_per_direction=copy_engines_per_direction)
         replayed, replayed_graph, path, reason = shared.schedule, shared.graph, shared.path, shared.reason
-        notes += [*shared.notes, f"replay on {node.name}: {shared.summary}"]
+        notes += from_([*shared.notes, f"replay on {node.name}: {shared.summary}"], "replay")
     return ReplayResult(
         graph=graph,
         measured=measured,

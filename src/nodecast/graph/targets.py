@@ -269,15 +269,25 @@ class Comparison:
     notes: dict[str, list[str]] = field(default_factory=dict)
     specs: list[TargetSpec] = field(default_factory=list)  # the targets, in the rows' order (empty: not known)
     source_machine: Machine | None = None  # the node A, as loaded (None: not known)
+    #: The replay on A split along its critical path (``path_split``: path_gpu_s, path_host_s, path_other_s).
+    source_path_s: dict[str, float] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
         """Per target: end-to-end forecast with its interval, change vs A, GPU-busy, GPU time, critical path."""
         return pd.DataFrame(self.rows)
 
+    def intervals(self) -> pd.DataFrame:
+        """Per target, the end-to-end interval on B (``low_s``, ``high_s``): NaN where no model gave one, so that
+        a table tells "no interval" (—) from one of zero width (both ends printed)."""
+        table = self.table()
+        has = table["has_interval"] if "has_interval" in table else table["low_s"] != table["high_s"]
+        return table[["low_s", "high_s"]].where(has.astype(bool), float("nan"))
+
     def headline(self, most: int = 6) -> list[Number]:
         """End to end measured on A, then forecast per target with its interval (the fastest and the slowest
-        target when there are more than ``most``)."""
+        target when there are more than ``most``), then the speed-up A / B of the fastest target."""
         from nodecast.report.headline import Number
+        from nodecast.report.speedup import MEANING, SPEEDUP
 
         out = [Number(f"end to end, measured on {self.source} (A)", self.measured_end_to_end_s, "s")]
         rows = self.rows
@@ -287,9 +297,14 @@ class Comparison:
         for row in rows:
             which = "" if len(rows) == len(self.rows) else (
                 "fastest, " if row is rows[0] else "slowest, ")
-            has = row["low_s"] != row["high_s"]
+            has = row.get("has_interval", row["low_s"] != row["high_s"])  # zero width is an interval too
             out.append(Number(f"end to end, forecast on {row['target']} ({which}B)", row["end_to_end_s"], "s",
                               row["low_s"] if has else None, row["high_s"] if has else None))
+        timed = [r for r in self.rows if not math.isnan(r["speedup"])]
+        if timed:
+            best = max(timed, key=lambda r: r["speedup"])
+            which = " (the fastest target)" if len(self.rows) > 1 else ""
+            out.append(Number(f"{SPEEDUP} on {best['target']}{which}, {MEANING}", best["speedup"], "x"))
         return out
 
     def common_notes(self) -> list[str]:
@@ -298,6 +313,19 @@ class Comparison:
             return []
         lists = list(self.notes.values())
         return [n for n in lists[0] if all(n in other for other in lists[1:])]
+
+
+def path_split(end_to_end_s: float, breakdown_s: dict[str, float]) -> dict[str, float]:
+    """A critical path (category -> seconds) split into GPU work, host work and the rest (launch and dependency
+    waits): ``path_gpu_s``, ``path_host_s``, ``path_other_s`` (the rest of ``end_to_end_s``)."""
+    gpu = sum(v for k, v in breakdown_s.items() if k.startswith(("kernels", "copies", "memsets")))
+    host = sum(v for k, v in breakdown_s.items() if k.startswith("host"))
+    return {"path_gpu_s": gpu, "path_host_s": host, "path_other_s": end_to_end_s - gpu - host}
+
+
+def source_split(result: ForecastResult) -> dict[str, float]:
+    """``path_split`` of the replay on A (the same for every target of one trace and source)."""
+    return path_split(result.replayed_end_to_end_s, result.source_path.breakdown_s)
 
 
 def summary_row(label: str, result: ForecastResult) -> dict[str, Any]:
@@ -316,15 +344,14 @@ def summary_row(label: str, result: ForecastResult) -> dict[str, Any]:
         "end_to_end_s": e2e,
         "low_s": low,
         "high_s": high,
-        "speedup": result.measured_end_to_end_s / e2e if e2e else math.nan,
+        "has_interval": bool(result.costs.has_interval),  # False: low_s = high_s = the forecast, no interval
+        "speedup": result.speedup,
         "gpu_busy_s": float(sum(busy["forecast on B"].values())),
         "kernels_s": cat_sum("kernels"),
         "copies_s": cat_sum("copies"),
         "memsets_s": cat_sum("memsets"),
-        "path_gpu_s": sum(v for k, v in path.items() if k.startswith(("kernels", "copies", "memsets"))),
-        "path_host_s": sum(v for k, v in path.items() if k.startswith("host")),
+        **path_split(e2e, path),
     }
-    row["path_other_s"] = e2e - row["path_gpu_s"] - row["path_host_s"]
     row["kept_ops"] = int(result.costs.kept(result.graph).sum())
     return row
 
@@ -337,7 +364,7 @@ def comparison_of(results: Sequence[tuple[str, ForecastResult]]) -> Comparison:
                       replayed_end_to_end_s=first.replayed_end_to_end_s,
                       measured_busy_s=first.busy_s()["measured on A"],
                       rows=[summary_row(label, r) for label, r in results],
-                      notes={label: r.notes for label, r in results})
+                      notes={label: r.notes for label, r in results}, source_path_s=source_split(first))
 
 
 #: Worker-process cache of built graphs, by a token the client draws per comparison.
@@ -361,7 +388,7 @@ def _forecast_one(spec: TargetSpec, trace: Trace, api: ApiCalls, source_spec: st
     result = forecast(trace, api, source, spec.load(), options, graph=graph)
     base = {"source": source.name, "measured_end_to_end_s": result.measured_end_to_end_s,
             "replayed_end_to_end_s": result.replayed_end_to_end_s,
-            "measured_busy_s": result.busy_s()["measured on A"]}
+            "measured_busy_s": result.busy_s()["measured on A"], "source_path_s": source_split(result)}
     return summary_row(spec.label, result), result.notes, base
 
 
@@ -374,8 +401,10 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
     ``source``: the --from spec (None: from the trace's GPU name). Every
     target is loaded and checked before any forecast runs. ``jobs``:
     forecasts at once on a local Dask cluster (1: in this process);
-    ``address``: a running Dask scheduler. ``progress`` is called with each
-    finished target's index.
+    ``address``: a running Dask scheduler. Both need Dask (the ``parallel``
+    extra): without it they are an InputError before any work, and the
+    automatic choice (``jobs`` None) runs here. ``progress`` is called with
+    each finished target's index.
     """
     from nodecast.graph.build import build
     from nodecast.machines import resolve_source
@@ -384,13 +413,17 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
         raise InputError(f"must be at least 1 (got {jobs})", key="--jobs")
     if not specs:
         raise InputError("no target machine", key="--to")
+    if address is not None or ((jobs or 1) > 1 and len(specs) > 1):
+        from nodecast.sim.sweep import require_dask
+
+        require_dask(address)
     for spec in specs:  # every spec and parameter checked up front: a bad one fails before any work
         spec.load()
     source_machine = resolve_source(trace, source, allow_gpu_mismatch)
     graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
     options = _with_chain(options)
-    if jobs is None:
-        jobs = _default_jobs() if len(graph) * len(specs) >= AUTO_PARALLEL_OPS else 1
+    if jobs is None:  # without Dask (the 'parallel' extra), one at a time here
+        jobs = _default_jobs() if len(graph) * len(specs) >= AUTO_PARALLEL_OPS and _has_dask() else 1
     token = uuid.uuid4().hex
     args = (trace, api, source, allow_gpu_mismatch, options, copy_engines_per_direction, token)
     if address is None and (jobs == 1 or len(specs) == 1):
@@ -407,7 +440,7 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
                       replayed_end_to_end_s=base["replayed_end_to_end_s"],
                       measured_busy_s=base["measured_busy_s"], rows=[row for row, _, _ in out],
                       notes={spec.label: notes for spec, (_, notes, _) in zip(specs, out, strict=True)},
-                      specs=list(specs), source_machine=source_machine)
+                      specs=list(specs), source_machine=source_machine, source_path_s=base["source_path_s"])
 
 
 def _with_chain(options: CostOptions | None) -> CostOptions:
@@ -424,6 +457,12 @@ def _default_jobs() -> int:
     from nodecast.sim.sweep import default_jobs
 
     return default_jobs()
+
+
+def _has_dask() -> bool:
+    from nodecast import extras
+
+    return extras.installed("distributed")
 
 
 def _on_dask(specs, args, jobs, address, progress) -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:

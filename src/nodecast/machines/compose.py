@@ -30,6 +30,7 @@ from typing import Any
 from nodecast.errors import InputError
 from nodecast.machines.parts import GpuSheet, Host
 from nodecast.machines.schema import PRECISIONS, Machine
+from nodecast.notes import HOST_ASSUMED, Note
 from nodecast.paths import names_a_file
 
 #: Largest GPU count a spec string may ask for (a full NVL72 rack is 72).
@@ -121,18 +122,34 @@ def merge(base: dict[str, Any], own: dict[str, Any], prefix: str, base_label: st
         if path not in ours:
             provenance[path] = base_label
         elif path in theirs and not _same(ours[path], theirs[path]):
-            provenance[path] = f"{MACHINE_FILE} ({base_label}: {_short(theirs[path])})"
+            provenance[path] = f"{MACHINE_FILE} ({base_label}: {_short(theirs[path], path)})"
         else:
             provenance[path] = MACHINE_FILE
     return merged, provenance
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, path: str = "") -> str:
+    """The base's value of ``path`` as the provenance names it: with the unit its key's suffix says (``_bps``,
+    ``_bytes``, ``_hz``, ``_s``, a peak's flop/s), never an exponent (``249.6 GB/s``, not ``2.496e+11``); four
+    significant digits, so that it shows how it differs from the value the machine file gives."""
+    from nodecast.report.tables import fmt_bytes, fmt_seconds, significant
+
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_short(v)}" for k, v in value.items())
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+        return ", ".join(f"{k} {_short(v, f'{path}.{k}')}" for k, v in value.items())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    v = float(value)
+    if path.endswith("_bps"):
+        return f"{significant(v / 1e9, 4)} GB/s"
+    if path.endswith("_bytes"):
+        return fmt_bytes(v)
+    if path.endswith("_hz"):
+        return f"{significant(v / 1e9, 4)} GHz"
+    if path.endswith("_s"):
+        return fmt_seconds(v)
+    if ".peak_flops." in path:
+        return f"{significant(v / 1e9, 4)} GFlop/s"
+    return f"{value:,}" if isinstance(value, int) else significant(v, 4)
 
 
 #: A peak precision is one unit: a machine file giving ``[gpu.peak_flops.fp32]`` gives both its terms.
@@ -259,8 +276,8 @@ def spec_machine_dict(spec: NodeSpec) -> tuple[dict[str, Any], list[str]]:
             links.append({"id": f"socket-bus{s}", "kind": "socket-bus", "endpoints": ["cpu0", f"cpu{s}"],
                           "bandwidth_bps": spec.host.socket_bus_bps})
     if spec.host_assumed:
-        notes.insert(0, f"host assumed: {spec.host.key} ({spec.host.description}); name one with "
-                        f"{spec.sheet.key}@HOST (nodecast machines list) or give a machine file")
+        notes.insert(0, Note(f"host assumed: {spec.host.key} ({spec.host.description}); name one with "
+                             f"{spec.sheet.key}@HOST (nodecast machines list) or give a machine file", HOST_ASSUMED))
     if spec.count > 1:
         notes.append("composed node: no GPU-to-GPU links, peer copies route through the host "
                      "(a catalogue machine or a machine file describes NVLink/NVSwitch)")

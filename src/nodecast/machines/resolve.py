@@ -27,6 +27,7 @@ from nodecast.errors import InputError
 from nodecast.machines.names import SheetMatch, match_sheet, normalise_gpu_name
 from nodecast.machines.parts import GpuSheet
 from nodecast.machines.schema import Machine
+from nodecast.notes import GPU_MISMATCH, Note
 
 
 def trace_gpu_names(trace: Any) -> dict[int, str]:
@@ -169,8 +170,8 @@ def check_gpu(machine: Machine, names: Mapping[int, str], where: str | None = No
             continue
         yours = f"{machine.name}'s GPU {machine.gpu.model!r} (data sheet {mine.key})"
         if allow_mismatch:
-            notes.append(f"GPU mismatch allowed: the trace ran on {name!r} (data sheet {theirs.key}), "
-                         f"projected as if it ran on {yours}")
+            notes.append(Note(f"GPU mismatch allowed: the trace ran on {name!r} (data sheet {theirs.key}), "
+                              f"projected as if it ran on {yours}", GPU_MISMATCH))
             continue
         raise InputError(f"the trace ran on {name!r} (data sheet {theirs.key}), not on {option} {yours}",
                          path=where, key=option,

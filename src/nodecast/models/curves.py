@@ -192,12 +192,14 @@ class Curves:
 
     def one_byte_summary(self) -> list[str]:
         """Where each machine's L+O came from, one line per distinct answer (machines grouped)."""
+        from nodecast.report.tables import significant
+
         described: dict[str, list[str]] = {}
         for machine in self.machines:
             cost = self.one_byte[machine]
             origins = {cost.origin[c] for c in cost.origin}
             values = sorted({round(v * 1e6, 3) for v in cost.seconds.values()})
-            vals = "/".join(f"{v:g}" for v in values) + " µs"
+            vals = "/".join(significant(v, 4) for v in values) + " µs"  # 1,000,000 µs, never 1e+06
             if not origins:
                 text = "no class drawn"
             elif origins == {"target"}:
@@ -209,7 +211,8 @@ class Curves:
             elif origins == {"none"}:
                 text = "none (L+O = 0)"
             else:
-                text = ", ".join(f"{c.key} {cost.origin[c]} {cost.seconds[c] * 1e6:g} µs" for c in sorted(cost.origin))
+                text = ", ".join(f"{c.key} {cost.origin[c]} {significant(cost.seconds[c] * 1e6, 4)} µs"
+                                 for c in sorted(cost.origin))
             described.setdefault(text, []).append(machine)
         return [f"{', '.join(ms)}: {text}" for text, ms in described.items()]
 

@@ -34,6 +34,7 @@ from nodecast.models.base import ModelResult, register
 from nodecast.models.kernel_footprint import kernel_rows
 from nodecast.models.kernel_wave import WaveScalingModel
 from nodecast.models.roofline import RooflineModel
+from nodecast.notes import retold
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Machine
@@ -87,7 +88,7 @@ class DefaultKernelModel:
         notes.insert(0, f"{len(roof_rows):,} of {n_kernels:,} kernel ops by roofline (they have Nsight Compute "
                         f"metrics), {n_wave:,} by wave-scaling" + ("" if self.metrics is not None else
                                                                    " (no metrics given)"))
-        notes += [f"roofline: {n}" for n in roof_notes]
+        notes += [retold(n, f"roofline: {n}") for n in roof_notes]
         if len(roof_rows) < n_kernels:
-            notes += [f"wave-scaling: {n}" for n in wave.notes]
+            notes += [retold(n, f"wave-scaling: {n}") for n in wave.notes]
         return ModelResult(self.name, time_s, low, high, notes)

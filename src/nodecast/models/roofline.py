@@ -102,6 +102,7 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
+from nodecast.notes import LEVELS_UNKNOWN, Note
 from nodecast.report.words import plural
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, join_trace
 
@@ -642,10 +643,10 @@ def _unknown_note(level: str, side: str, fig: GpuFigures, n: int, total: int) ->
     inner = next((i for i in _INSIDE[level] if i in fig.bandwidth), None)
     upper = (f"{_LEVEL_NAMES[inner]}'s {fig.bandwidth[inner] / 1e9:,.0f} GB/s (the level inside it)" if inner
              else "no upper limit (no level inside it is known)")
-    return (f"{name} bandwidth unknown for {fig.model} ({fig.machine}, the {side}), which {n} of "
-            f"{plural(total, 'launch', 'launches')} use: projected with it anywhere between "
-            f"{_LEVEL_NAMES[outer]}'s {fig.bandwidth[outer] / 1e9:,.0f} GB/s (the level outside it) and {upper}; "
-            "interval widened to cover both ends (give the level's bandwidth to narrow it)")
+    return Note(f"{name} bandwidth unknown for {fig.model} ({fig.machine}, the {side}), which {n} of "
+                f"{plural(total, 'launch', 'launches')} use: projected with it anywhere between "
+                f"{_LEVEL_NAMES[outer]}'s {fig.bandwidth[outer] / 1e9:,.0f} GB/s (the level outside it) and {upper}; "
+                "interval widened to cover both ends (give the level's bandwidth to narrow it)", LEVELS_UNKNOWN)
 
 
 def _project(

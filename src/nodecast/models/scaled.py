@@ -32,7 +32,7 @@ that the source's copies do not show (Titan's host-to-device copies stage at
 2.6 GB/s, its catalogue says 3.83 from its device-to-host copies) would scale
 every projection by the catalogue's error instead of cancelling it.
 
-Which to use when (the README says so too): the scaled model when a trace of
+Which to use when (docs/transfers.md says so too): the scaled model when a trace of
 the source exists and the target is a change of parts that *M* describes
 (another link, GPU, host); the absolute model when the source's times are not
 representative of the target's conditions (a run on a loaded node, copies

@@ -79,6 +79,7 @@ from nodecast.machines.topology import bottleneck, raw_rate_bps
 from nodecast.models import c2c, nvlink, pageable, pcie
 from nodecast.models.base import ModelResult, register
 from nodecast.models.one_byte import OneByteCost, bytes_float64, resolve_one_byte
+from nodecast.notes import HOST_MEMORY_UNKNOWN, Note
 from nodecast.report.words import plural
 from nodecast.traces.kinds import HOST_MEMORY_KINDS, TransferClass
 
@@ -126,11 +127,11 @@ def unknown_host_note(unknown: np.ndarray, stated: str | None, pageable_s: np.nd
     """The note on the copies of unrecorded host memory (mask ``unknown``): how they were projected, both totals."""
     what = f"{plural(int(unknown.sum()), 'copy', 'copies')} {UNKNOWN_HOST_NOTE}"
     if stated is not None or pinned_s is None:
-        return f"{what}: projected as {stated} (--host-memory {stated})"
-    return (f"{what}: projected as pageable ({_seconds(float(np.nansum(pageable_s[unknown])))} in all; AHEAD "
-            f"section VII: nearly all the applications it traced use pageable memory), "
-            f"{_seconds(float(np.nansum(pinned_s[unknown])))} if pinned; both ends are the interval "
-            "<model>_low_s/_high_s of -o; state the kind with --host-memory pinned|pageable")
+        return Note(f"{what}: projected as {stated} (--host-memory {stated})", HOST_MEMORY_UNKNOWN)
+    return Note(f"{what}: projected as pageable ({_seconds(float(np.nansum(pageable_s[unknown])))} in all; AHEAD "
+                f"section VII: nearly all the applications it traced use pageable memory), "
+                f"{_seconds(float(np.nansum(pinned_s[unknown])))} if pinned; both ends are the interval "
+                "<model>_low_s/_high_s of -o; state the kind with --host-memory pinned|pageable", HOST_MEMORY_UNKNOWN)
 
 
 def _isin(classes: np.ndarray, group: tuple[TransferClass, ...]) -> np.ndarray:

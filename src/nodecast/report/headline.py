@@ -18,8 +18,12 @@ class Number:
 
     ``unit`` is one of ``report.html.units.UNITS`` (``"s"``, ``"B"``,
     ``"B/s"``, ``"%"``, ``"x"`` ...; SI values: seconds, bytes, bytes/s);
-    ``low``/``high`` bound the interval (same unit); ``note`` says what the
-    interval is (``"spread of the three models"``).
+    ``low``/``high`` bound the interval (same unit; None: no interval, which
+    is not the same as one of zero width); ``note`` says what the interval
+    is (``"spread of the three models"``). A ratio of two run times (``"x"``)
+    is a speed-up, time on A / time on B, labelled as ``report.speedup``
+    says, so that a reader never meets A / B in one place and B / A in
+    another.
     """
 
     label: str

@@ -93,7 +93,9 @@ def significant(value: float, digits: int = 3) -> str:
     integer digits keeps them all (``12,345``); trailing zeros are dropped,
     as ``%g`` drops them (``1.5``, ``100``).
     """
-    if value == 0 or not math.isfinite(value):
+    if value == 0:
+        return "0"  # -0.0 too: a zero has no sign
+    if not math.isfinite(value):
         return f"{value:g}"
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(0, digits - 1 - magnitude)
@@ -146,16 +148,22 @@ def fmt_bytes(value: object) -> str:
     return _in_units(v, _BYTE_UNITS, integer_base=True)
 
 
+def unsigned_zero(text: str) -> str:
+    """``text`` without its minus sign when every digit it shows is 0: a value that rounds to zero reads
+    ``0.0 %``, not ``-0.0 %`` (a replay 20 ns off of 831 ms is not a negative error)."""
+    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in text) else text
+
+
 def fmt_pct(value: object) -> str:
-    """A percentage (value already in %)."""
+    """A percentage (value already in %), one decimal; what rounds to zero reads ``0.0 %`` without a sign."""
     v = float(value)  # type: ignore[arg-type]
-    return "—" if math.isnan(v) else f"{v:,.1f} %"
+    return "—" if math.isnan(v) else unsigned_zero(f"{v:,.1f} %")
 
 
 def fmt_share(value: object) -> str:
-    """A 0-1 fraction printed as a percentage."""
+    """A 0-1 fraction printed as a percentage, as ``fmt_pct``."""
     v = float(value)  # type: ignore[arg-type]
-    return "—" if math.isnan(v) else f"{100 * v:,.1f} %"
+    return "—" if math.isnan(v) else fmt_pct(100 * v)
 
 
 def fmt_gbps(value: object) -> str:
@@ -170,15 +178,24 @@ def fmt_signed_seconds(value: object) -> str:
     return ("+" if v > 0 else "-" if v < 0 else "") + fmt_seconds(abs(v))
 
 
-def fmt_interval_seconds(low: float, high: float) -> str:
-    """``low – high`` in seconds, or "—" when there is no interval or it rounds to one value."""
-    lo, hi = fmt_seconds(low), fmt_seconds(high)
-    return "—" if lo == hi else f"{lo} – {hi}"
+def fmt_interval_seconds(low: float | None, high: float | None) -> str:
+    """``low – high`` in seconds; "—" only when there is no interval (None or NaN).
+
+    An interval of zero width, or narrower than the digits shown, prints
+    both ends (``817 ms – 817 ms``): the models gave one and it is that
+    narrow, which a dash (no interval at all) would hide. A caller whose
+    result has no interval passes NaN.
+    """
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return "—"
+    return f"{fmt_seconds(low)} – {fmt_seconds(high)}"
 
 
 def fmt_ratio(value: object) -> str:
-    """A ratio printed as ``0.917x``."""
-    return f"{float(value):.3f}x"  # type: ignore[arg-type]
+    """A ratio (a speed-up: time on A / time on B) as ``2.83×``, 3 significant digits, as the HTML page prints
+    it (``report.html.units``)."""
+    v = float(value)  # type: ignore[arg-type]
+    return "—" if math.isnan(v) else f"{significant(v)}×"
 
 
 def fmt_int(value: object) -> str:

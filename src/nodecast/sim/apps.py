@@ -95,9 +95,15 @@ def flops_gemm(m: float, n: float, k: float) -> float:
     return 2.0 * m * n * k
 
 
-@paused_gc()
 def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "single", priorities: bool = True) -> OpGraph:
     """Tiled Cholesky (lower), as StarPU's ``cholesky_implicit``, as an OpGraph; InputError when the block does not divide."""
+    return cholesky_tasks(matrix_size, block_size, precision=precision, priorities=priorities).build()
+
+
+@paused_gc()
+def cholesky_tasks(matrix_size: int, block_size: int = 960, *, precision: str = "single",
+                   priorities: bool = True) -> TaskGraph:
+    """The TaskGraph ``cholesky`` builds its OpGraph from (``benchmarks/bench_loop_floor.py`` walks its lists)."""
     nb = _blocks(matrix_size, block_size, "cholesky")
     esize = _elem(precision)
     tile = block_size * block_size * esize
@@ -143,7 +149,7 @@ def cholesky(matrix_size: int, block_size: int = 960, *, precision: str = "singl
                 )
             g.add_wont_use(a[n, k])
     g.nominal_flops = flops_potrf(float(matrix_size))
-    return g.build()
+    return g
 
 
 @paused_gc()

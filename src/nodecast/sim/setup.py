@@ -159,9 +159,11 @@ def foreign_models_note(folder: Path, machine: str, node: Any) -> str:
     xml = starpu_platform_file(folder, machine)
     if xml is not None:
         try:
-            measured_on = f" ({', '.join(dict.fromkeys(Platform.from_starpu(xml).gpu_models))})"
+            models = list(dict.fromkeys(Platform.from_starpu(xml).gpu_models))
         except InputError:
-            pass
+            models = []
+        if models:  # a platform file that lists no GPU names none: no empty "()"
+            measured_on = f" ({', '.join(models)})"
     return (
         f"kernel durations are StarPU's measurements on {machine!r}{measured_on}, used unchanged on "
         f"{node.name}'s {node.gpu.model}; leave out --starpu-dir and add --roofline-missing for roofline times of "

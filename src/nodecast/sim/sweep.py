@@ -6,7 +6,10 @@ a ``LocalCluster`` of single-threaded worker processes by default, or an
 existing Dask scheduler (``address``, e.g. ``tcp://head:8786``; a cluster
 started with dask-jobqueue on SLURM or PBS) to scale past one machine. With
 one job, or one case, everything runs in this process and Dask is not
-imported.
+imported. Dask is the ``parallel`` extra (``nodecast.extras``): without it
+the automatic choice runs every case here, and an explicit job count above 1
+or a scheduler address is one ``InputError`` naming the extra
+(``require_dask``), raised before any case runs.
 
 Results do not depend on where or in which order cases run: every case
 builds its own task graph and its own runtime, and a simulation draws kernel
@@ -40,6 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from nodecast import extras
 from nodecast.errors import InputError
 from nodecast.sim.apps import APPS, task_count
 from nodecast.graph.opgraph import OpGraph
@@ -80,6 +84,23 @@ class Case:
         if self.matrix_size is None or self.app is None:
             return 0
         return task_count(self.app, self.matrix_size // self.block_size)
+
+
+def require_dask(address: str | None) -> None:
+    """The one-line InputError naming the ``parallel`` extra when Dask is not installed: ``address`` (--cluster)
+    given, or else a job count above 1 (--jobs)."""
+    key = "--jobs" if address is None else "--cluster"
+    extras.require("distributed", "running on a Dask cluster" if address else "running several at once", key=key,
+                   otherwise=f"leave {key} out to run them one at a time")
+
+
+def one_at_a_time_note(count: int, what: str) -> str | None:
+    """Without Dask, the line telling that the ``count`` ``what`` (``simulations``) run one at a time here and
+    how to run them at once; None when Dask is installed."""
+    if extras.installed("distributed"):
+        return None
+    return (f"note: Dask is not installed: the {count} {what} run one at a time "
+            f"({extras.hint('distributed')} to run them at once, --jobs N)")
 
 
 def default_jobs() -> int:
@@ -161,7 +182,7 @@ def run_cases(
     n = len(cases)
     if jobs is None:
         total = sum(c.n_tasks() if c.app is not None else (len(graph) if graph is not None else 0) for c in cases)
-        jobs = default_jobs() if total >= AUTO_PARALLEL_TASKS else 1
+        jobs = default_jobs() if total >= AUTO_PARALLEL_TASKS and extras.installed("distributed") else 1
     if address is None and (jobs == 1 or n <= 1):
         out = []
         for i, case in enumerate(cases):
@@ -169,6 +190,7 @@ def run_cases(
             if progress is not None:
                 progress(i)
         return out
+    require_dask(address)
     return _run_on_dask(cases, setups, run, graph, min(jobs, n), address, progress)
 
 

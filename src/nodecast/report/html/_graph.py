@@ -6,10 +6,14 @@ import numpy as np
 import pandas as pd
 
 from nodecast.graph import metrics
-from nodecast.graph.opgraph import OpGraph
+from nodecast.graph.forecast import ForecastResult
+from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.tracks import tracks
 from nodecast.graph.replay import Schedule
+from nodecast.notes import HOST_TIME, about, percent, share
 from nodecast.report.html.timelines import natural_key
+from nodecast.report.tables import fmt_seconds
+from nodecast.report.words import plural
 
 
 def timeline_ops(graph: OpGraph, schedule: Schedule) -> pd.DataFrame:
@@ -50,3 +54,22 @@ def critical_path_frame(breakdowns: dict[str, dict[str, float]]) -> pd.DataFrame
                   key=lambda c: -max(b.get(c, 0.0) for b in breakdowns.values()))
     return pd.DataFrame([[b.get(c, 0.0) for c in cats] for b in breakdowns.values()], index=list(breakdowns),
                         columns=cats)
+
+
+def host_work(result: ForecastResult) -> str:
+    """What a forecast did with the host work, for "What was not modelled": kept at (or scaled from) its time on A,
+    how much there is on A, and its share of the forecast's end to end (its note's); "" without host work."""
+    g = result.graph
+    host = g.ops["kind"] >= OpKind.API
+    note = next((n for n in result.notes if about(n) == HOST_TIME), None)
+    if not host.any() and note is None:
+        return ""
+    on_a = float(g.ops["source_dur_s"][host].sum())
+    on_b = float(result.costs.duration_s[host].sum())
+    how = "kept at its time on A" if on_b == on_a else f"scaled x{on_b / on_a:.3g} from its time on A (--host-scale)"
+    what = (f"{plural(int(host.sum()), 'host op')} (API calls, sync returns: {fmt_seconds(on_a)} on A) and the gaps "
+            "between calls" if host.any() else "the gaps between GPU ops as recorded (the trace has no host API "
+            "records)")
+    weight = share(note) if note is not None else None
+    on_path = f"; on B's critical path, {percent(weight)} of the forecast's end to end" if weight is not None else ""
+    return f"Host work {how}, not modelled: {what}{on_path}."

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from nodecast.notes import DECISIVE_SHARE, split
 from nodecast.report.headline import Number
 from nodecast.report.html.page import Block
 from nodecast.report.html.units import UNITS, check_unit, fmt
@@ -64,8 +65,9 @@ def _value_attr(value: object) -> str:
     return "nan" if math.isnan(v) else repr(v)
 
 
-def headline(numbers: Sequence[Number], note: str = "") -> Block:
-    """The answer first: one big number per ``Number``, its interval below it."""
+def headline(numbers: Sequence[Number], note: str = "", notes: Sequence[str] = ()) -> Block:
+    """The answer first: one big number per ``Number``, its interval below it; then, from ``notes``, the decisive
+    ones (``nodecast.notes``: more than 3 % of the answer rests on each), largest share first."""
     cards = []
     for n in numbers:
         check_unit(n.unit)
@@ -85,6 +87,12 @@ def headline(numbers: Sequence[Number], note: str = "") -> Block:
     body = f'<div class="headline">{"".join(cards)}</div>'
     if note:
         body += f'\n<p class="caption">{_esc(note)}</p>'
+    decisive, _ = split(notes)
+    if decisive:
+        items = "".join(f"<li>{_esc(n)}</li>" for n in decisive)
+        body += (f'\n<div class="decisive-notes"><p>What this answer rests on (notes that more than '
+                 f'{100 * DECISIVE_SHARE:g} % of it depends on; every note is under "What was not modelled"):</p>'
+                 f"<ul>{items}</ul></div>")
     return Block(body)
 
 
@@ -172,11 +180,14 @@ def not_modelled(
     assumptions: Sequence[str],
     units: Mapping[str, str] | None = None,
     none_kept: str = "No op was kept at its source time: every op was modelled.",
+    host: str = "",
 ) -> Block:
-    """What the forecast did not model: the ops kept at their source time (a table) and every assumption made.
+    """What the forecast did not model: the ops kept at their source time (a table), the host work when it kept its
+    source time too, and every assumption made (the decisive ones first, in bold: ``nodecast.notes``).
 
     ``kept``: one row per op (or per group of ops) that kept its measured
-    time; ``None`` or empty shows ``none_kept`` instead.
+    time; ``None`` or empty shows ``none_kept`` instead. ``host``: what
+    became of the host work (kept at its time on A), said after them.
     """
     parts = []
     if kept is None or len(kept) == 0:
@@ -184,8 +195,12 @@ def not_modelled(
     else:
         parts.append(f"<h3>Kept at their source time: {len(kept):,} {'row' if len(kept) == 1 else 'rows'}</h3>")
         parts.append(table(kept, units).html)
+    if host:
+        parts.append(f'<p class="host-kept">{_esc(host)}</p>')
     if assumptions:
-        items = "".join(f"<li>{_esc(a)}</li>" for a in assumptions)
+        decisive, rest = split(assumptions)
+        items = "".join(f'<li class="decisive"><strong>{_esc(a)}</strong></li>' for a in decisive)
+        items += "".join(f"<li>{_esc(a)}</li>" for a in rest)
         parts.append(f'<h3>Assumptions</h3>\n<ul class="assumptions">{items}</ul>')
     else:
         parts.append('<p class="muted">No assumption was recorded.</p>')

@@ -19,7 +19,7 @@ import numpy as np
 
 from nodecast.evaluate import Evaluation, ape
 from nodecast.report import html as rh
-from nodecast.report.html._graph import timeline_ops
+from nodecast.report.html._graph import host_work, timeline_ops
 from nodecast.report.words import plural
 
 
@@ -30,7 +30,7 @@ def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) 
     page = rh.Page(f"Evaluation of {src} → {dst}: {Path(a.meta.source).name} against {Path(b.meta.source).name}")
     page.headline = rh.headline(ev.headline(), note="WMAPE = 100 × Σ|actual − projected| / Σ actual over the ops of "
                                 "run A paired with ops of run B (AHEAD VI.C). End to end: first API call to the end "
-                                "of the last GPU op.")
+                                "of the last GPU op.", notes=ev.all_notes())
     al = ev.alignment
     summary = (f"A: {plural(len(a), 'op')} on {src}; B: {plural(len(b), 'op')} on {dst}; aligned "
                f"{plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}")
@@ -72,12 +72,14 @@ def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) 
         page.figures.append(rh.bars(w.table(), "quantity", ["on A", "actual on B", "forecast on B"], "s",
                                     "The whole run: on A, actual on B, forecast on B", what="time",
                                     anchor="whole-run"))
-    kept = None
+    kept, host = None, ""
     if ev.whole is not None:
         kept = ev.whole.forecast.kept().rename(columns={"source_s": "time on A"})
+        host = host_work(ev.whole.forecast)
     page.not_modelled = rh.not_modelled(kept, list(dict.fromkeys(ev.all_notes())), {"ops": "count", "time on A": "s"},
-                                        none_kept="No op of the whole-run forecast was kept at its time on A."
-                                        if ev.whole is not None else "The whole run was not compared (see the notes).")
+                                        none_kept="No GPU op of the whole-run forecast was kept at its time on A."
+                                        if ev.whole is not None else "The whole run was not compared (see the notes).",
+                                        host=f"Whole run: {host}" if host else "")
     return page
 
 

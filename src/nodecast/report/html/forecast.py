@@ -1,8 +1,9 @@
 """The page of a one-target forecast (``nodecast forecast --html``).
 
 Headline: end to end measured on A and forecast on B with its interval, and
-A / B. Inputs: the trace, both machines with the source of each value, the
-model chain per op kind, the command line. Tables: the terminal's (end to
+the speed-up A / B (``report.speedup``). Inputs: the trace, both machines
+with the source of each value, the model chain per op kind, the command
+line. Tables: the terminal's (end to
 end and GPU-busy, GPU time per category, critical paths, the ops that moved
 the end to end most, where each op's time came from) and the kernels with the
 most time. Figures: the measured (A) and forecast (B) timelines, zoomable;
@@ -22,7 +23,8 @@ from nodecast.graph import metrics
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.graph.opgraph import OpKind
 from nodecast.report import html as rh
-from nodecast.report.html._graph import critical_path_frame, timeline_ops, trace_summary
+from nodecast.report.html._graph import critical_path_frame, host_work, timeline_ops, trace_summary
+from nodecast.report.speedup import MEANING, SPEEDUP
 from nodecast.report.terminal.forecast import whole_table
 
 #: Kernels shown in the per-kernel table and figure, by time on A.
@@ -53,13 +55,14 @@ def forecast_page(result: ForecastResult, command: Sequence[str] | str | None = 
     page = rh.Page(f"Forecast of {Path(g.source).name} on {b}")
     page.headline = rh.headline(result.headline(), note="End to end: from the first API call to the end of the "
                                 "last GPU op. Forecast: the program's operation graph replayed with every op's "
-                                "time on B from the models.")
+                                "time on B from the models.", notes=result.notes)
     page.inputs = rh.inputs(rh.run_inputs(g.source, command, [result.source, result.target],
                                           {kind: " → ".join(chain) + " (first that handles the op)"
                                            for kind, chain in result.costs.chains.items()}, trace_summary(g)))
     whole = whole_table(result)
-    page.tables.append(rh.table(whole, {MEASURED: "s", REPLAYED: "s", FORECAST: "s", "B / A": "x"},
-                                title=f"Whole application, {a} (A) → {b} (B)"))
+    page.tables.append(rh.table(whole, {MEASURED: "s", REPLAYED: "s", FORECAST: "s", SPEEDUP: "x"},
+                                title=f"Whole application, {a} (A) → {b} (B)",
+                                caption=f"{SPEEDUP}: measured on A / forecast on B, {MEANING}."))
     cats = result.categories()
     if not result.costs.has_interval:
         cats = cats.drop(columns=["low_s", "high_s"])
@@ -103,7 +106,8 @@ def forecast_page(result: ForecastResult, command: Sequence[str] | str | None = 
                                     [f"on {a} (A)", f"on {b} (B)"], "s", "GPU time per kernel",
                                     what="GPU time (sum over launches)", anchor="per-kernel"))
     page.not_modelled = rh.not_modelled(result.kept().rename(columns={"source_s": "time on A"}), result.notes,
-                                        {"ops": "count", "time on A": "s"})
+                                        {"ops": "count", "time on A": "s"}, none_kept="No GPU op was kept at its "
+                                        "source time: every GPU op was modelled.", host=host_work(result))
     return page
 
 

@@ -99,6 +99,9 @@ dl.inputs dd { margin: 0; }
 .legend .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 5px; vertical-align: -1px; border-radius: 2px; }
 .timeline-status { font-size: 12.5px; color: var(--muted); margin: 2px 0 0; }
 ul.assumptions li { margin: 3px 0; }
+.decisive-notes { margin: 12px 0 0; padding: 8px 14px; border-left: 4px solid #c77700; background: #fff8ec; font-size: 14px; }
+.decisive-notes p { margin: 0 0 4px; color: var(--muted); font-size: 13px; }
+.decisive-notes ul { margin: 0; padding-left: 20px; }
 """
 
 #: Sort a table by the header clicked: numbers by their ``data-value`` (NaN last), text by its words.

@@ -1,11 +1,13 @@
 """The page of many evaluations (``nodecast evaluate DIR_A DIR_B --html``): every pair of traces with the same name.
 
-Headline: the pairs evaluated, the lowest pooled WMAPE of a model and that
-of keeping A's times. Inputs: the two folders, the machines of the pairs,
+Headline: the pairs evaluated, the lowest pooled WMAPE of a transfer model
+and of a kernel model (each kind ranked among its own), and that of keeping
+A's times. Inputs: the two folders, the machines of the pairs,
 the command line. Tables: WMAPE per pair and model with the pooled row, the
 pooled errors per model and category. Figures: pooled WMAPE per model, and
 the spread of the per-pair WMAPE per model. Not modelled: the pairs not
-evaluated with their reason, the files without a partner.
+evaluated with their reason, the files without a partner, every pair's notes
+once each (``PairsEvaluation.all_notes``).
 """
 
 from __future__ import annotations
@@ -41,10 +43,7 @@ def pairs_page(result: PairsEvaluation, command: Sequence[str] | str | None = No
     page.figures.append(rh.error_boxes({m: per_pair[m].to_numpy(float) for m in models},
                                        title="Per-pair WMAPE per model", what="WMAPE of a pair",
                                        anchor="per-pair"))
-    notes = [f"{o.name} not evaluated: {o.reason}" for o in result.skipped]
-    notes += [f"{plural(len(names), 'file')} only in {label}: {', '.join(names)}"
-              for label, names in (("A", result.unpaired_a), ("B", result.unpaired_b)) if names]
-    page.not_modelled = rh.not_modelled(None, notes, none_kept="Each pair's ops are evaluated as in "
+    page.not_modelled = rh.not_modelled(None, result.all_notes(), none_kept="Each pair's ops are evaluated as in "
                                         "nodecast evaluate A B; ops no model projects are left out of its errors.")
     return page
 

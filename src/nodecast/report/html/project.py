@@ -51,7 +51,7 @@ def projection_page(proj: Projection, command: Sequence[str] | str | None = None
     page = rh.Page(f"Projection of {Path(tr.meta.source).name}: {src} → {dst}")
     page.headline = rh.headline(proj.headline(), note="GPU time: the sum of the ops' durations (no overlap or "
                                 "dependency: nodecast forecast replays them). Interval: the other models' totals "
-                                "over the same ops.")
+                                "over the same ops.", notes=proj.all_notes())
     n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
     summary = (f"{tr.meta.format}; {plural(len(tr) - n_sync, 'GPU op')}"
                + (f" and {plural(n_sync, 'synchronisation record')} (not GPU work, not projected)" if n_sync else ""))

@@ -25,7 +25,7 @@ def replay_page(result: ReplayResult, command: Sequence[str] | str | None = None
     page = rh.Page(f"Replay of {Path(g.source).name} on its own node")
     page.headline = rh.headline(result.headline(), note="End to end: from the first API call to the end of the last "
                                 "GPU op. The replay reads only op durations, host gaps between calls and the first "
-                                "timestamp: its error is the dependency model's.")
+                                "timestamp: its error is the dependency model's.", notes=result.notes)
     page.inputs = rh.inputs(rh.run_inputs(g.source, command, trace_summary=trace_summary(g)))
     page.tables.append(rh.table(result.table(), {"measured": "s", "replayed": "s", "error": "%"},
                                 title="Same-node replay with measured durations"))

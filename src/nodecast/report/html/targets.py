@@ -1,24 +1,28 @@
 """The page of a forecast on several targets (``nodecast forecast --to a,b --html``, ``--sweep``).
 
 Headline: end to end measured on A, then forecast per target (the fastest
-and the slowest beyond six). Inputs: the trace, node A and each distinct
-target machine with the source of each value (a sweep's what-if values are
-in its notes), the command line. Tables: one row per target. Figures: end to
-end per target split into the critical path's GPU, host and waiting time;
-for a sweep, end to end against the first swept parameter, one line per
+and the slowest beyond six), then the speed-up A / B of the fastest target
+(``report.speedup``). Inputs: the trace, node A and each distinct target
+machine with the source of each value (a sweep's what-if values are in its
+notes), the command line. Tables: one row per target. Figures: end to end
+of the run on A (as measured, and replayed) and per target, split into the
+critical path's GPU, host and waiting time; for a sweep, end to end against the first swept parameter, one line per
 machine and the other parameters. Not modelled: the notes every target
 shares, then each target's own.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from nodecast.graph.targets import Comparison
 from nodecast.report import html as rh
+from nodecast.report.speedup import MEANING, SPEEDUP
 
 #: Targets whose machines are listed one by one under the run's inputs.
 MACHINES_LISTED = 6
@@ -46,6 +50,31 @@ def sweep_rows(comp: Comparison) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
+#: The split of a run's end to end along its critical path: figure segment -> ``path_split`` column.
+_PARTS = {"GPU work": "path_gpu_s", "host work": "path_host_s", "launch, dependency and other waits": "path_other_s"}
+#: The one segment of the measured run on A: a trace gives its end to end, not a critical path.
+_MEASURED = "measured on A (not split)"
+
+
+def _per_target(comp: Comparison) -> rh.Figure:
+    """End to end per run, split along its critical path: A as measured (one segment: the trace gives no
+    critical path), A replayed (the baseline every target's forecast is replayed like), then each target."""
+    table = comp.table()
+    runs = [f"{comp.source} (A, measured)"]
+    rows = [{_MEASURED: comp.measured_end_to_end_s}]
+    if comp.source_path_s:
+        runs.append(f"{comp.source} (A, replayed)")
+        rows.append({part: comp.source_path_s[col] for part, col in _PARTS.items()})
+    runs += list(table["target"])
+    rows += [{part: row[col] for part, col in _PARTS.items()} for _, row in table.iterrows()]
+    parts = pd.DataFrame(rows, index=runs, columns=[*_PARTS, _MEASURED]).fillna(0.0)
+    figure = rh.critical_path(parts, title="End to end per run, split along its critical path", anchor="per-target")
+    note = (f'<p class="caption">{html.escape(comp.source)} (A, measured): the trace\'s end to end, not split; '
+            "(A, replayed): the trace's operation graph replayed with its measured times, as each target's is with "
+            "its forecast times.</p>")
+    return replace(figure, caption=figure.caption + note)
+
+
 def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None) -> rh.Page:
     """The page of ``comp`` (see the module docstring)."""
     table = comp.table()
@@ -55,21 +84,20 @@ def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None
                                 "on the target from the models.")
     page.inputs = rh.inputs(rh.run_inputs(comp.trace, command, _machines(comp),
                                           trace_summary=f"targets: {', '.join(table['target'])}"))
-    shown = table.rename(columns={"end_to_end_s": "end to end", "low_s": "low", "high_s": "high", "speedup": "A / B",
+    shown = table.drop(columns="has_interval", errors="ignore").assign(**comp.intervals())  # no interval: —
+    shown = shown.rename(columns={"end_to_end_s": "end to end", "low_s": "low", "high_s": "high", "speedup": SPEEDUP,
                                   "gpu_busy_s": "GPU busy", "kernels_s": "kernels", "copies_s": "copies",
                                   "memsets_s": "memsets", "path_gpu_s": "path: GPU", "path_host_s": "path: host",
                                   "path_other_s": "path: waits", "kept_ops": "kept ops"})
     units = {**dict.fromkeys(["end to end", "low", "high", "GPU busy", "kernels", "copies", "memsets", "path: GPU",
-                              "path: host", "path: waits"], "s"), "A / B": "x", "kept ops": "count"}
+                              "path: host", "path: waits"], "s"), SPEEDUP: "x", "kept ops": "count"}
     page.tables.append(rh.table(shown, {c: u for c, u in units.items() if c in shown}, title="Forecast per target",
-                                caption="A / B above 1: B is faster. GPU busy: summed over GPUs; kernels, copies, "
+                                caption=f"{SPEEDUP}: measured on A / forecast on the target, {MEANING}. "
+                                        "low, high: the end-to-end interval (— where no model gives one). "
+                                        "GPU busy: summed over GPUs; kernels, copies, "
                                         "memsets: summed op time; path: the critical path split into GPU work, host "
                                         "work and launch or dependency waits; kept ops: GPU ops no model handles."))
-    parts = pd.DataFrame({"GPU work": table["path_gpu_s"], "host work": table["path_host_s"],
-                          "launch, dependency and other waits": table["path_other_s"]})
-    parts.index = list(table["target"])
-    page.figures.append(rh.critical_path(parts, title="End to end per target, split along its critical path",
-                                         anchor="per-target"))
+    page.figures.append(_per_target(comp))
     rows = sweep_rows(comp)
     if rows is not None:
         keys = [k for k in rows.columns if k not in ("machine", "end to end")]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from nodecast.report.tables import fmt_bytes, fmt_int, fmt_seconds, significant
+from nodecast.report.tables import fmt_bytes, fmt_int, fmt_pct, fmt_ratio, fmt_seconds, fmt_share, significant
 
 #: Unit names a component accepts, with what the reader sees.
 UNITS = {
@@ -69,13 +69,13 @@ def fmt(value: object, unit: str) -> str:
     if unit == "flop/B":
         return f"{significant(v)} flop/B"
     if unit == "%":
-        return f"{v:,.1f} %"
+        return fmt_pct(v)
     if unit == "share":
-        return f"{100 * v:,.1f} %"
+        return fmt_share(v)
     if unit == "count":
         return fmt_int(v)
     if unit == "x":
-        return f"{significant(v)}×"
+        return fmt_ratio(v)
     return significant(v, 4)
 
 

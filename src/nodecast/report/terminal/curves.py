@@ -29,7 +29,7 @@ def print_table(curves: Curves, console: Console | None = None) -> None:
     from rich.table import Table
 
     from nodecast.report.figures.curves import size_label
-    from nodecast.report.tables import PipeSafeConsole, add_row, plain
+    from nodecast.report.tables import PipeSafeConsole, add_row, plain, significant
     from nodecast.report.tables import console as results_console
 
     cols = table_sizes(curves.sizes)
@@ -49,7 +49,7 @@ def print_table(curves: Curves, console: Console | None = None) -> None:
         first = (machine, klass) != previous
         if first and previous is not None and previous[0] != machine:
             table.add_section()
-        cells = ["—" if not np.isfinite(row.get(s, np.nan)) else f"{row[s] / 1e9:.4g}" for s in cols]
+        cells = ["—" if not np.isfinite(row.get(s, np.nan)) else significant(row[s] / 1e9, 4) for s in cols]
         add_row(table, machine if first else "", klass if first else "", model, *cells)
         previous = (machine, klass)
     if console is None:

@@ -1,5 +1,6 @@
 """``nodecast evaluate A B`` at the terminal: the two runs and their alignment, WMAPE per model and transfer kind,
-the kernels' errors, the unmatched ops, the whole run actual against forecast, and the notes."""
+the decisive notes, the kernels' errors, the unmatched ops, the whole run actual against forecast, and the other
+notes (``_notes``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from rich.console import Console
 
 from nodecast.evaluate import Evaluation
 from nodecast.report import tables as t
-from nodecast.report.terminal import render
+from nodecast.report.terminal import _notes, render
 from nodecast.report.words import plural
 from nodecast.text import LIMIT, shown
 
@@ -17,8 +18,9 @@ WMAPE_CAPTION = ("WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.
 
 
 @render.register(Evaluation)
-def render_evaluation(ev: Evaluation, console: Console | None = None, **_: object) -> None:
-    """Print ``ev``."""
+def render_evaluation(ev: Evaluation, console: Console | None = None, *, notes: str = _notes.DEFAULT,
+                      **_: object) -> None:
+    """Print ``ev``; ``notes``: which notes (``_notes.NOTES``: the decisive ones under the first table)."""
     console = console or t.console()
     a, b = ev.projection.trace, ev.trace_b
     al = ev.alignment
@@ -39,6 +41,7 @@ def render_evaluation(ev: Evaluation, console: Console | None = None, **_: objec
     t.render(table, f"WMAPE (%) of projected GPU time, {source} -> {target}, per model and "
              "transfer kind", {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
              caption=WMAPE_CAPTION)
+    rest = _notes.head(console, ev.all_notes(), notes)
     kernels = ev.kernels()
     if len(kernels):
         aligned = plural(int((ev.category == "kernel").sum()), "aligned launch", "aligned launches")
@@ -54,5 +57,4 @@ def render_evaluation(ev: Evaluation, console: Console | None = None, **_: objec
                  "against B as measured", {"on A": t.fmt_seconds, "actual on B": t.fmt_seconds,
                                            "forecast on B": t.fmt_seconds, "error": lambda v: t.fmt_pct(100 * v)},
                  console)
-    for note in ev.all_notes():
-        console.print(t.plain(f"note: {note}"), soft_wrap=True)
+    _notes.tail(console, rest, notes)

@@ -1,6 +1,6 @@
-"""``nodecast forecast`` with one target at the terminal: end to end and GPU-busy on A and B, GPU time per
-category, the critical paths, the ops that moved the end to end most, where each op's time came from, the ops
-kept at their source time, and the notes."""
+"""``nodecast forecast`` with one target at the terminal: end to end and GPU-busy on A and B with the decisive
+notes under them, GPU time per category, the critical paths, the ops that moved the end to end most, where each
+op's time came from, the ops kept at their source time, and the other notes (``_notes``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ from rich.console import Console
 
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.report import tables as t
-from nodecast.report.terminal import render
+from nodecast.report.speedup import SPEEDUP, speedup
+from nodecast.report.terminal import _notes, render
 from nodecast.text import LIMIT, shown
 
 
 @render.register(ForecastResult)
-def render_forecast(result: ForecastResult, console: Console | None = None, *, top: int = 10) -> None:
-    """Print ``result``; ``top``: how many of the ops that moved the end to end most to list."""
+def render_forecast(result: ForecastResult, console: Console | None = None, *, top: int = 10,
+                    notes: str = _notes.DEFAULT, **_: object) -> None:
+    """Print ``result``; ``top``: how many of the ops that moved the end to end most to list; ``notes``: which
+    notes (``_notes.NOTES``: the decisive ones under the first table, the others after the tables)."""
     g = result.graph
     console = console or t.console()
     gpus = ", ".join(f"{d}: {shown(n)}" for d, n in sorted(g.gpus.items())) or "not recorded"
@@ -24,8 +27,9 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
                                                            f"{g.n_edges:,} edges; {source} -> {target}"),
                   soft_wrap=True)
     t.render(whole_table(result), f"Whole-application forecast, {source} (A) -> {target} (B)",
-             {MEASURED: t.fmt_seconds, REPLAYED: t.fmt_seconds, FORECAST: t.fmt_seconds, "B / A": t.fmt_ratio},
+             {MEASURED: t.fmt_seconds, REPLAYED: t.fmt_seconds, FORECAST: t.fmt_seconds, SPEEDUP: t.fmt_ratio},
              console)
+    rest = _notes.head(console, result.notes, notes)
     cats = result.categories()
     per_category = cats.drop(columns=["low_s", "high_s"]) if not result.costs.has_interval else cats
     t.render(per_category.rename(columns={"source_s": "on A", "target_s": "on B", "low_s": "low", "high_s": "high"}),
@@ -54,21 +58,21 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
         kept = kept.assign(name=kept["name"].str.slice(0, 70).map(shown))
         t.render(kept.rename(columns={"source_s": "time on A"}), "GPU ops kept at their time on A (no model handles them)",
                  {"ops": t.fmt_int, "time on A": t.fmt_seconds}, console)
-    for note in result.notes:
-        console.print(t.plain(f"note: {note}"), soft_wrap=True)
+    _notes.tail(console, rest, notes)
 
 
 def whole_table(result: ForecastResult) -> pd.DataFrame:
-    """End to end and GPU-busy per GPU: measured and replayed on A, forecast on B with its interval (text), B / A."""
-    low, high = result.interval_s
+    """End to end and GPU-busy per GPU: measured and replayed on A, forecast on B with its interval (text: "—" when
+    no model gives one), and the speed-up, measured on A / forecast on B (``report.speedup``)."""
+    low, high = result.interval_s if result.costs.has_interval else (float("nan"), float("nan"))
     e2e, measured = result.end_to_end_s, result.measured_end_to_end_s
     rows = [{"quantity": "end to end (first API call to last GPU op end)", MEASURED: measured,
              REPLAYED: result.replayed_end_to_end_s, FORECAST: e2e, "interval on B": t.fmt_interval_seconds(low, high),
-             "B / A": e2e / measured if measured else float("nan")}]
+             SPEEDUP: result.speedup}]
     busy = result.busy_s()
     for d in sorted(busy[MEASURED]):
         m, f = busy[MEASURED][d], busy[FORECAST].get(d, float("nan"))
         rows.append({"quantity": f"GPU {d} busy (union of op intervals)", MEASURED: m,
                      REPLAYED: busy[REPLAYED].get(d, float("nan")), FORECAST: f, "interval on B": "",
-                     "B / A": f / m if m else float("nan")})
+                     SPEEDUP: speedup(m, f)})
     return pd.DataFrame(rows)

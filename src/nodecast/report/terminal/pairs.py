@@ -1,5 +1,6 @@
 """``nodecast evaluate DIR_A DIR_B`` at the terminal: WMAPE per pair and model with the pooled row, the kernels
-pooled over all pairs, the pairs not evaluated and the files without a partner."""
+pooled over all pairs, then the notes (``PairsEvaluation.all_notes``: the pairs not evaluated, the files without a
+partner, every pair's notes once each)."""
 
 from __future__ import annotations
 
@@ -23,16 +24,13 @@ def render_pairs(result: PairsEvaluation, console: Console | None = None, **_: o
                           f"{len(result.evaluated):,}{machines}"), soft_wrap=True)
     summary = result.summary_table()
     models = [c for c in summary.columns if c not in ("pair", "machines")]
-    t.render(summary, "WMAPE (%) of projected GPU time per pair and model, over every evaluated op; 'all pairs' "
-             "pools them (100 x sum|A - P| / sum A)", dict.fromkeys(models, t.fmt_pct), console)
+    t.render(summary, "WMAPE (%) of projected GPU time per pair and model, over the evaluated ops the model "
+             "projects (transfer models: copies; kernel models: kernels; unchanged: every op); 'all pairs' pools "
+             "them (100 x sum|A - P| / sum A)", dict.fromkeys(models, t.fmt_pct), console)
     pooled = result.pooled()
     kernels = pooled[pooled["category"] == "kernel"].drop(columns="category")
     if len(kernels):
         t.render(kernels, "Kernels over all pairs: WMAPE and MAPE (%) of the aligned launches",
                  {"WMAPE": t.fmt_pct, "MAPE": t.fmt_pct, "ops": t.fmt_int, "pairs": t.fmt_int}, console)
-    for o in result.skipped:
-        console.print(t.plain(f"note: {shown(o.name)} not evaluated: {o.reason}"), soft_wrap=True)
-    for label, names in (("A", result.unpaired_a), ("B", result.unpaired_b)):
-        if names:
-            listed = ", ".join(map(shown, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            console.print(t.plain(f"note: {plural(len(names), 'file')} only in {label}: {listed}"), soft_wrap=True)
+    for note in result.all_notes():  # the pairs not evaluated, the files without a partner, every pair's notes
+        console.print(t.plain(f"note: {note}"), soft_wrap=True)

@@ -1,5 +1,6 @@
 """``nodecast project`` at the terminal: the trace, GPU time per category on A and projected on B per model
-(a model's op count shown where it covers part of a row), the ops no model handles, and the notes;
+(a model's op count shown where it covers part of a row), the decisive notes, the ops no model handles, and the
+other notes (``_notes``);
 ``nodecast models``: the registered models."""
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ from rich.console import Console
 
 from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projection
 from nodecast.report import tables as t
-from nodecast.report.terminal import render
+from nodecast.report.terminal import _notes, render
 from nodecast.report.words import plural
 from nodecast.text import LIMIT, shown
 from nodecast.traces.kinds import OpKind
 
 
 @render.register(Projection)
-def render_projection(proj: Projection, console: Console | None = None, **_: object) -> None:
-    """Print ``proj``."""
+def render_projection(proj: Projection, console: Console | None = None, *, notes: str = _notes.DEFAULT,
+                      **_: object) -> None:
+    """Print ``proj``; ``notes``: which notes (``_notes.NOTES``: the decisive ones under the first table)."""
     console = console or t.console()
     tr = proj.trace
     n_sync = int(np.count_nonzero(tr["kind"] == OpKind.SYNC))
@@ -35,12 +37,12 @@ def render_projection(proj: Projection, console: Console | None = None, **_: obj
              "per model "
              f"(— : not projected by that model; '{TOTAL_PROJECTED}' sums the ops some model projected, "
              f"'{NOT_PROJECTED}' the others; <model>_ops: ops in a model's sum where it differs)", fmts, console)
+    rest = _notes.head(console, proj.all_notes(), notes)
     unhandled = proj.unhandled()
     if len(unhandled):
         t.render(unhandled, "Ops no model could handle (not projected)",
                  {"ops": t.fmt_int, "source_s": t.fmt_seconds}, console)
-    for note in proj.all_notes():
-        console.print(t.plain(f"note: {note}"), soft_wrap=True)
+    _notes.tail(console, rest, notes)
 
 
 def summary_shown(proj: Projection) -> tuple[pd.DataFrame, list[str]]:
