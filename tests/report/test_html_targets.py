@@ -56,3 +56,6 @@ def test_several_targets_page_has_the_measured_run_in_its_chart_and_a_speedup_ca
     assert cards[-1]["label"].startswith("speed-up (A / B) on summit (the fastest target), above 1: B is faster")
     assert cards[-1]["value"] == fastest["speedup"] == doc["measured_end_to_end_s"] / fastest["end_to_end_s"]
     assert cards[-1]["text"] == "1.02×"
+    # Each target's decisive notes are in the answer box, labelled with the target (they were only at the end).
+    answer = page.page.inner_text("#answer")
+    assert "(titan) host work kept as measured on A" in answer and "(summit) host work kept as measured on A" in answer

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from nodecast.graph.targets import Comparison
+from nodecast.notes import Note
 from nodecast.report import html as rh
 from nodecast.report.speedup import MEANING, SPEEDUP
 
@@ -75,13 +76,18 @@ def _per_target(comp: Comparison) -> rh.Figure:
     return replace(figure, caption=figure.caption + note)
 
 
+def _labelled(label: str, note: str) -> str:
+    """``(target) note``, keeping what the note rests on when it is a ``Note`` (its severity decides where it shows)."""
+    text = f"({label}) {note}"
+    return Note(text, note.about, note.share, note.origin) if isinstance(note, Note) else text
+
+
 def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None) -> rh.Page:
     """The page of ``comp`` (see the module docstring)."""
     table = comp.table()
     page = rh.Page(f"Forecast of {Path(comp.trace).name} on {len(table):,} targets")
-    page.headline = rh.headline(comp.headline(), note="End to end: from the first API call to the end of the last "
-                                "GPU op; forecast by replaying the program's operation graph with every op's time "
-                                "on the target from the models.")
+    page_note = ("End to end: from the first API call to the end of the last GPU op; forecast by replaying the "
+                 "program's operation graph with every op's time on the target from the models.")
     page.inputs = rh.inputs(rh.run_inputs(comp.trace, command, _machines(comp),
                                           trace_summary=f"targets: {', '.join(table['target'])}"))
     shown = table.drop(columns="has_interval", errors="ignore").assign(**comp.intervals())  # no interval: —
@@ -107,7 +113,9 @@ def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None
         page.figures.append(rh.sweep(rows, keys[0], "end to end", "series", "", "s",
                                      title=f"End to end against {keys[0]}", anchor="sweep"))
     common = comp.common_notes()
-    notes = list(common) + [f"({label}) {n}" for label, ns in comp.notes.items() for n in ns if n not in common]
+    notes = list(common) + [_labelled(label, n) for label, ns in comp.notes.items() for n in ns if n not in common]
+    # The answer box holds each target's decisive notes (nodecast.notes), as the one-target page does.
+    page.headline = rh.headline(comp.headline(), note=page_note, notes=notes)
     kept = table.loc[table["kept_ops"] > 0, ["target", "kept_ops"]].rename(columns={"kept_ops": "GPU ops kept"})
     page.not_modelled = rh.not_modelled(kept if len(kept) else None, notes, {"GPU ops kept": "count"})
     return page
