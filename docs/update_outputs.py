@@ -108,6 +108,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.util
 import os
 import re
 import subprocess
@@ -380,6 +381,12 @@ def folders_shown(folders: Iterable[Path]) -> list[tuple[Path, str]]:
         pairs.append((folder, shown))
         if folder.resolve() != folder:
             pairs.append((folder.resolve(), shown))
+    # An installed (not editable) nodecast names its own files in site-packages: shown as the source tree's.
+    spec = importlib.util.find_spec("nodecast")
+    if spec is not None and spec.origin is not None:
+        package = Path(spec.origin).resolve().parent
+        if package != (ROOT / "src" / "nodecast").resolve():
+            pairs.append((package, "src/nodecast/"))
     return sorted(pairs, key=lambda pair: -len(str(pair[0])))
 
 
