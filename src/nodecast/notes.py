@@ -27,7 +27,7 @@ writes each note as a record (``record``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 #: A note is decisive when more than this fraction of the answer rests on what it assumes: an assumed value
@@ -122,6 +122,26 @@ def weighed(note: str, fraction: float | None, detail: str) -> str:
     if fraction is None:
         return note
     return Note(f"{note}; {detail}", about(note), float(fraction), getattr(note, "origin", ""))
+
+
+def weigh_scoped(notes: Iterable[str], scopes: Mapping[str, tuple[Callable[[], float], str]], total_s: float,
+                 of_what: str, seconds_text: Callable[[float], str]) -> list[str]:
+    """``notes`` with each note whose ``about`` has a scope weighed: the scope's seconds (its callable, run only
+    for a note that needs it) over ``total_s``, and ``; <scope text>: <seconds>, <percent> of <of_what>`` appended.
+
+    ``scopes``: about -> (seconds the assumption covers, what they are). ``seconds_text`` formats seconds (the
+    caller's formatter: this module imports nothing that prints). Notes without a scope are kept as they are.
+    """
+    out = []
+    for note in notes:
+        scope = scopes.get(about(note))
+        if scope is None:
+            out.append(note)
+            continue
+        seconds = scope[0]()
+        fraction = min(seconds / total_s, 1.0)
+        out.append(weighed(note, fraction, f"{scope[1]}: {seconds_text(seconds)}, {percent(fraction)} of {of_what}"))
+    return out
 
 
 def split(notes: Iterable[str]) -> tuple[list[str], list[str]]:

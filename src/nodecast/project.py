@@ -7,6 +7,7 @@ results side by side. Ops that no model handles are reported, never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -242,21 +243,16 @@ def weigh_notes(notes: list[str], proj: Projection, rows: np.ndarray, what: str)
                 mask |= r.handled[rows]
         return mask & kernel
 
-    scopes = {nn.HOST_ASSUMED: (lambda: np.isin(cls, _HOST_COPIES), "copies between host and GPU"),
-              nn.GPU_MISMATCH: (lambda: np.ones(len(rows), dtype=bool), f"all the {what}"),
-              nn.HOST_MEMORY_UNKNOWN: (lambda: np.isin(cls, _UNKNOWN_HOST), "these copies"),
-              nn.LEVELS_UNKNOWN: (levels_unknown, "the kernels of these models")}
-    out = []
-    for note in notes:
-        scope = scopes.get(nn.about(note))
-        if scope is None:
-            out.append(note)
-            continue
-        seconds = float(weight[scope[0]()].sum())
-        fraction = seconds / total
-        out.append(nn.weighed(note, fraction, f"{scope[1]}: {fmt_seconds(seconds)}, {nn.percent(fraction)} of the "
-                                              f"GPU time on A of the {what}"))
-    return out
+    masks = {nn.HOST_ASSUMED: (lambda: np.isin(cls, _HOST_COPIES), "copies between host and GPU"),
+             nn.GPU_MISMATCH: (lambda: np.ones(len(rows), dtype=bool), f"all the {what}"),
+             nn.HOST_MEMORY_UNKNOWN: (lambda: np.isin(cls, _UNKNOWN_HOST), "these copies"),
+             nn.LEVELS_UNKNOWN: (levels_unknown, "the kernels of these models")}
+
+    def seconds_of(mask: Callable[[], np.ndarray]) -> Callable[[], float]:
+        return lambda: float(weight[mask()].sum())
+
+    scopes = {k: (seconds_of(mask), text) for k, (mask, text) in masks.items()}
+    return nn.weigh_scoped(notes, scopes, total, f"the GPU time on A of the {what}", fmt_seconds)
 
 
 def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:

@@ -85,14 +85,4 @@ def weigh(notes: Iterable[str], graph: OpGraph, costs: OpCosts, path: CriticalPa
                                  "these copies on B's critical path"),
         nn.LEVELS_UNKNOWN: (levels_unknown, "the kernels of these models on B's critical path"),
     }
-    out = []
-    for note in notes:
-        scope = scopes.get(nn.about(note))
-        if scope is None:
-            out.append(note)
-            continue
-        seconds = scope[0]()
-        fraction = min(seconds / end_to_end_s, 1.0)
-        out.append(nn.weighed(note, fraction, f"{scope[1]}: {fmt_seconds(seconds)}, {nn.percent(fraction)} of the "
-                                              "forecast's end to end"))
-    return out
+    return nn.weigh_scoped(notes, scopes, end_to_end_s, "the forecast's end to end", fmt_seconds)
