@@ -4,8 +4,12 @@ For every Nsight Systems, nvprof and Kineto trace, and the nvprof GPU-trace
 CSV: ``forecast --from A --to A``, where A is the node composed from the
 trace's GPU name (``nodecast.machines.resolve_source``: the GPU's data sheet,
 its host link, the default host), or the catalogue's machine file for the
-traces of AHEAD's Titan and Summit nodes (``NODES``), with the registry's
-default models. The
+traces of AHEAD's Titan and Summit nodes (``NODES``), with the absolute copy
+model ``ahead`` and the default kernel model (``MODELS``). The default copy
+model, ``ahead-scaled``, takes the source run as its calibration and gives
+every copy its measured time back on the same node by construction (a test
+checks it, tests/graph/test_source_calibration.py): what this measures is how
+far the data sheets alone land. The
 graph is the same as in the same-node replay (target 5a,
 ``bench_replay_fidelity.py``); what differs is every op's duration, which now
 comes from a model instead of the measurement. The table says how far the
@@ -34,6 +38,8 @@ TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trace
 #: Traces whose node the catalogue describes (AHEAD's own Titan and Summit nodes): A is that machine file;
 #: every other trace's node is composed from its GPU's data sheet and the default host.
 NODES = {"_titan-k20x.nvvp": "titan", "_summit-v100.nvvp": "summit"}
+#: The models: copies by the data sheets alone (the default, ``ahead-scaled``, is exact here by construction).
+MODELS = ("ahead", "default-kernel")
 
 
 def _err(value: float, reference: float) -> float:
@@ -43,6 +49,7 @@ def _err(value: float, reference: float) -> float:
 def one(path: Path) -> dict:
     from nodecast.errors import InputError
     from nodecast.graph.evaluate import _category_models, _category_times
+    from nodecast.graph.cost import CostOptions
     from nodecast.graph.forecast import forecast, read_trace_and_api
     from nodecast.machines import resolve_source
 
@@ -53,7 +60,7 @@ def one(path: Path) -> dict:
         node = resolve_source(trace, spec)
     except InputError as exc:
         return {"trace": path.name, "error": exc.message}
-    r = forecast(trace, api, node, node)
+    r = forecast(trace, api, node, node, CostOptions(models=MODELS))
     g = r.graph
     measured_dur = r.measured.end_s - r.measured.start_s
     meas = _category_times(g, measured_dur)

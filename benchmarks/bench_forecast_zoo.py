@@ -11,9 +11,11 @@ Nodes: the dataset does not describe its hosts, so each node is composed from
 its GPU's data sheet (``nodecast.machines.resolve_source`` with no
 ``--from``: the sheet the trace's device name picks, its host link from the
 sheet, the default host). Models: the registry's defaults (``nodecast
-forecast`` without ``--models``): copies by ``ahead``; kernels by whatever
-kernel model the registry offers without Nsight Compute metrics (kept at the
-source time, and counted, when none).
+forecast`` without ``--models``): copies by ``ahead-scaled`` (the source run
+as calibration: both composed nodes have the default host, so a copy moves
+only by what AHEAD says the GPU's link changes); kernels by whatever kernel
+model the registry offers without Nsight Compute metrics (kept at the source
+time, and counted, when none).
 
 End to end: the nvprof GPU-trace CSV has no API records, so the graph uses
 its documented fallback (``RECORDED_OFFSET``: each GPU op after the previous

@@ -9,8 +9,8 @@ Builds the trace by repeating real launches, back to back, until it holds
   training the V100 PyTorch training step (../shared/data/traces/kineto_training-rank0_v100.json.gz):
            4,350 kernels of 77 names, few copies
 
-then times ``Model.project`` of wave-scaling, dram-ratio, flops-ratio and
-default-kernel (no metrics: wave scaling for every kernel), each on a fresh
+then times ``Model.project`` of wave-scaling, dram-ratio, flops-ratio,
+default-kernel (no metrics: wave scaling for every kernel) and learned-kernel, each on a fresh
 Trace so that no memoized work carries over, GTX TITAN -> GTX 970 (data
 sheets), and prints launches per second of wall-clock time and of CPU time
 (``time.process_time``; best of ``--repeat`` each) and the load average: on a
@@ -87,7 +87,7 @@ def main() -> int:
           f"GTX TITAN -> GTX 970 (data sheets); best of {args.repeat}")
     source, target = load_machine("gtx-titan"), load_machine("gtx-970")
     print(f"{'model':16s} {'seconds':>8s} {'launches/s':>12s} {'CPU s':>8s} {'launches/CPU s':>15s}")
-    for model in get_models(["wave-scaling", "dram-ratio", "flops-ratio", "default-kernel"]):
+    for model in get_models(["wave-scaling", "dram-ratio", "flops-ratio", "default-kernel", "learned-kernel"]):
         best = best_cpu = float("inf")
         for _ in range(args.repeat):
             trace = fresh()

@@ -28,7 +28,11 @@ Also the H100 -> MI300X PyTorch pair (../shared/data/traces/kineto_nsfw-image-
 detection_{h100,mi300x}.json.gz): kernel names differ across vendors, so
 kernel totals are compared.
 
-    python benchmarks/bench_kernel_zoo.py [--step 1] [--gtx970-clock HZ] [--csv out.csv] [--issue-logo]
+    python benchmarks/bench_kernel_zoo.py [--step 1] [--gtx970-clock HZ] [--csv out.csv] [--issue-logo] [--learned]
+
+``--learned`` also scores ``learned-kernel``, the one model here with fitted
+constants: each target GPU by a fit on the shared cross-GPU corpora and the
+zoo's other GPUs, never on it (``nodecast.fit.kernels.params_without``).
 
 Prints Markdown tables (those of docs/kernels.md). ``--step 4`` evaluates every 4th file
 (a quick look). ``--issue-logo`` also runs the models with dual issue
@@ -102,9 +106,38 @@ def issue_logo(single: dict, dual: dict) -> str:
     return "\n".join(lines)
 
 
-def zoo_errors(step: int, gtx970_clock: float | None) -> dict:
-    """(source, target, program, model) -> [sum |B - P|, sum B, launches] over the aligned kernel launches."""
+def learned_folds(folder: Path) -> dict[str, Path]:
+    """Per zoo GPU (sheet key): a parameter file of the learned kernel model fitted without that GPU (on the
+    shared cross-GPU corpora and the zoo's other GPUs; ``nodecast.fit.kernels.params_without``), in ``folder``."""
+    import pandas as pd
+
+    from nodecast.fit import corpus, kernels
+    from nodecast.machines.sheets import load_sheet
+    from nodecast.models.kernel_features import figures_of_sheet
+
+    table, _ = corpus.without_sheet(pd.concat([corpus.shared_corpus(DATA / "cross-gpu"),
+                                               corpus.kernel_zoo(DATA / "kernel-zoo")], ignore_index=True))
+    figures = {g: figures_of_sheet(load_sheet(g)) for g in table["gpu"].unique()}
+    exs = kernels.examples(table, figures, np.random.default_rng(0))
+    st = [kernels.stats(ex) for ex in exs]
+    out = {}
+    for key in GPUS.values():
+        params = kernels.params_without(exs, st, figures, key)
+        path = folder / f"kernel-model-without-{key}.json"
+        kernels.write_params(params, str(path))
+        out[key] = path
+    return out
+
+
+def zoo_errors(step: int, gtx970_clock: float | None, folds: dict[str, Path] | None = None) -> dict:
+    """(source, target, program, model) -> [sum |B - P|, sum B, launches] over the aligned kernel launches.
+
+    ``folds``: per target GPU, the learned kernel model's parameter file fitted without it (``learned_folds``):
+    ``learned-kernel`` is then scored too, each target by a fit that never saw it."""
+    import os
+
     from nodecast.evaluate import evaluate
+    from nodecast.models.kernel_learned import ENV
     from nodecast.traces.load import load_trace
 
     zoo = DATA / "kernel-zoo"
@@ -119,10 +152,13 @@ def zoo_errors(step: int, gtx970_clock: float | None) -> dict:
             for f in files[a]:
                 if (b, f) not in traces:
                     continue
-                ev = evaluate(traces[(a, f)], traces[(b, f)], nodes[a], nodes[b], MODELS)
+                models = MODELS + (["learned-kernel"] if folds else [])
+                if folds:
+                    os.environ[ENV] = str(folds[GPUS[b]])
+                ev = evaluate(traces[(a, f)], traces[(b, f)], nodes[a], nodes[b], models)
                 k = ev.category == "kernel"
                 actual = ev.actual_s[k]
-                for m in MODELS:
+                for m in models:
                     s = sums[(a, b, program(f), m)]
                     s[0] += float(np.abs(ev.projected_s[m][k] - actual).sum())
                     s[1] += float(actual.sum())
@@ -136,31 +172,32 @@ def wmape(parts: list) -> float:
 
 def tables(sums: dict) -> str:
     """The Markdown tables: per pair, per program, per pair and program for the default model, overall."""
+    models = list(dict.fromkeys(k[3] for k in sums))
     pairs = [(a, b) for a in GPUS for b in GPUS if a != b]
     programs = sorted({k[2] for k in sums})
     lines = ["Kernel-time WMAPE (%) per ordered GPU pair (A -> B), every program pooled:", "",
-             "| pair | launches | " + " | ".join(MODELS) + " | default beats both ratios |",
-             "|---|---:|" + "---:|" * len(MODELS) + ":-:|"]
+             "| pair | launches | " + " | ".join(models) + " | default beats both ratios |",
+             "|---|---:|" + "---:|" * len(models) + ":-:|"]
     beats = 0
     for a, b in pairs:
-        row = {m: wmape([v for k, v in sums.items() if k[:2] == (a, b) and k[3] == m]) for m in MODELS}
-        n = sum(v[2] for k, v in sums.items() if k[:2] == (a, b) and k[3] == MODELS[0])
+        row = {m: wmape([v for k, v in sums.items() if k[:2] == (a, b) and k[3] == m]) for m in models}
+        n = sum(v[2] for k, v in sums.items() if k[:2] == (a, b) and k[3] == models[0])
         ok = row["default-kernel"] < min(row["dram-ratio"], row["flops-ratio"])
         beats += ok
-        lines.append(f"| {SHORT[a]} -> {SHORT[b]} | {n:,} | " + " | ".join(f"{row[m]:.1f}" for m in MODELS)
+        lines.append(f"| {SHORT[a]} -> {SHORT[b]} | {n:,} | " + " | ".join(f"{row[m]:.1f}" for m in models)
                      + f" | {'yes' if ok else 'no'} |")
-    overall = {m: wmape([v for k, v in sums.items() if k[3] == m]) for m in MODELS}
+    overall = {m: wmape([v for k, v in sums.items() if k[3] == m]) for m in models}
     mean = {m: np.mean([wmape([v for k, v in sums.items() if k[:2] == p and k[3] == m]) for p in pairs])
-            for m in MODELS}
-    n_all = sum(v[2] for k, v in sums.items() if k[3] == MODELS[0])
-    lines.append(f"| **overall** (pooled) | {n_all:,} | " + " | ".join(f"**{overall[m]:.1f}**" for m in MODELS)
+            for m in models}
+    n_all = sum(v[2] for k, v in sums.items() if k[3] == models[0])
+    lines.append(f"| **overall** (pooled) | {n_all:,} | " + " | ".join(f"**{overall[m]:.1f}**" for m in models)
                  + f" | {beats} of {len(pairs)} pairs |")
-    lines.append("| mean of the 12 pairs | | " + " | ".join(f"{mean[m]:.1f}" for m in MODELS) + " | |")
+    lines.append("| mean of the 12 pairs | | " + " | ".join(f"{mean[m]:.1f}" for m in models) + " | |")
     lines += ["", "Kernel-time WMAPE (%) per program, every ordered pair pooled:", "",
-              "| program | " + " | ".join(MODELS) + " |", "|---|" + "---:|" * len(MODELS)]
+              "| program | " + " | ".join(models) + " |", "|---|" + "---:|" * len(models)]
     for p in programs:
         lines.append(f"| {p} | " + " | ".join(f"{wmape([v for k, v in sums.items() if k[2] == p and k[3] == m]):.1f}"
-                                             for m in MODELS) + " |")
+                                             for m in models) + " |")
     lines += ["", "default-kernel (here: wave scaling, no metrics) kernel-time WMAPE (%) per pair and program:", "",
               "| program | " + " | ".join(f"{SHORT[a]}->{SHORT[b]}" for a, b in pairs) + " |",
               "|---|" + "---:|" * len(pairs)]
@@ -186,7 +223,7 @@ def cross_vendor() -> str:
     t = kernel_table(ev)
     lines = ["H100 SXM5 -> MI300X, PyTorch NSFW image detection (Kineto): kernel totals "
              f"({int((a['kind'] == 0).sum())} kernels on A, {int((b['kind'] == 0).sum())} on B; "
-             f"{int((ev.category == 'kernel').sum())} launches align by name):", "",
+             f"{int((ev.category == 'kernel').sum())} launches align, by name or by op, dtype and shape):", "",
              "| model | projected | actual on MI300X | total error | WMAPE of aligned launches |", "|---|---:|---:|---:|---:|"]
     for _, r in t.iterrows():
         lines.append(f"| {r['model']} | {r['projected_s'] * 1e6:,.0f} µs | {r['actual_s'] * 1e6:,.0f} µs | "
@@ -201,11 +238,18 @@ def main() -> int:
                         help="GTX 970 clock instead of the sheet's 1.178e9 (the dataset's card: 1.279e9)")
     parser.add_argument("--csv", metavar="FILE", help="write (source, target, program, model) sums as CSV")
     parser.add_argument("--no-cross-vendor", action="store_true", help="skip the H100 -> MI300X pair")
+    parser.add_argument("--learned", action="store_true",
+                        help="also score learned-kernel, each target GPU by a fit without it (fits first: ~2 min)")
     parser.add_argument("--issue-logo", action="store_true",
                         help="also run with dual issue and print the leave-one-GPU-out single/dual choice")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    sums = zoo_errors(args.step, args.gtx970_clock)
+    folds = None
+    if args.learned:
+        import tempfile
+
+        folds = learned_folds(Path(tempfile.mkdtemp(prefix="nodecast-zoo-folds-")))
+    sums = zoo_errors(args.step, args.gtx970_clock, folds)
     clock = f"GTX 970 at {args.gtx970_clock / 1e6:,.0f} MHz" if args.gtx970_clock else "data-sheet clocks"
     print(f"kernel zoo, {clock}, every {args.step} file(s) ({time.perf_counter() - t0:.0f} s)\n")
     print(tables(sums))

@@ -18,6 +18,18 @@ def shared_traces() -> Path:
     return SHARED_TRACES
 
 
+#: ../shared/data/cross-gpu: public per-op latencies measured on many GPUs (NeuSight, AIConfigurator; README there).
+SHARED_CROSS_GPU = SHARED_TRACES.parent / "cross-gpu"
+
+
+@pytest.fixture
+def shared_cross_gpu() -> Path:
+    """The cross-GPU measurement corpora in ../shared/data/cross-gpu; skips the test when they are absent."""
+    if not SHARED_CROSS_GPU.is_dir():
+        pytest.skip(f"{SHARED_CROSS_GPU} is absent (real inputs live beside the repository, not in a clone)")
+    return SHARED_CROSS_GPU
+
+
 def pytest_collection_modifyitems(config, items):
     """Without ../shared, tests parametrized over its files have no parameters: say why they skip."""
     if SHARED_TRACES.parent.is_dir():

@@ -76,8 +76,8 @@ def test_nothing_evaluable_says_why(shared_traces):
                  [*model_names("transfer"), "roofline", "plain-roofline"])
     message = err.value.message
     assert "\n" not in message
-    for words in ("A has kernel x154, memset x2", "B has kernel x155", "26 op pairs aligned (kernel x26)",
-                  "unmatched: kernel x128, memset x2 in A; kernel x129 in B", "no model projected any op of A",
+    for words in ("A has kernel x154, memset x2", "B has kernel x155", "150 op pairs aligned (kernel x150)",
+                  "unmatched: kernel x4, memset x2 in A; kernel x5 in B", "no model projected any op of A",
                   "ahead, ahead-no-latency, ahead-eq9, peak-bandwidth, back-of-envelope, ahead-scaled, "
                   "peak-bandwidth-scaled (no copies this model handles",
                   "no Nsight Compute metrics given", "Give --metrics"):
@@ -116,3 +116,66 @@ def test_unknown_host_memory_pairs_by_direction_only():
                                    "src_mem": np.full(2, MemKind.PAGEABLE, np.int8)})
     assert align(pinned, unknown).index_a.tolist() == [0, 1]
     assert align(pinned, pageable).index_a.tolist() == []  # both recorded, and they differ: not the same copies
+
+
+# -- kernels of other names: paired by op, dtype and shape; else the totals ---------------------------------------
+def _op_table(device, rows):
+    """A Trace of op-table rows (op, name, m, n, k, duration_s) on GPU ``device``, fp32."""
+    import pandas as pd
+
+    from nodecast.traces import op_table
+
+    frame = pd.DataFrame(rows, columns=["op", "name", "m", "n", "k", "duration_s"]).assign(device=device, dtype="fp32")
+    return op_table.to_trace(op_table.check_frame(frame), f"{device}.csv")
+
+
+def test_kernels_of_other_names_pair_by_op_dtype_and_shape():
+    """Where cuBLAS picked other kernels on B, kernels pair by op, dtype and shape, whatever their order."""
+    a = _op_table("Tesla T4", [("gemm", "turing_sgemm_a", 64, 64, 64, 1e-5),
+                               ("gemm", "turing_sgemm_b", 128, 64, 64, 2e-5),
+                               ("bmm", "turing_sgemm_a", 64, 64, 64, 3e-5)])
+    b = _op_table("Tesla V100-PCIE-32GB", [("bmm", "volta_sgemm_x", 64, 64, 64, 3e-5),
+                                           ("gemm", "volta_sgemm_y", 128, 64, 64, 1e-5),
+                                           ("gemm", "volta_sgemm_z", 64, 64, 64, 1e-5)])
+    al = align(a, b)
+    assert dict(zip(al.index_a.tolist(), al.index_b.tolist(), strict=True)) == {0: 2, 1: 1, 2: 0}
+    assert al.by_work == 3 and any("by op, dtype and shape" in n for n in al.notes)
+
+
+def test_one_kernel_name_on_other_shapes_pairs_by_shape_not_by_launch_order():
+    """A library kernel that ran other shapes in the other run does not pair its n-th launches blindly: when both
+    runs record shapes, name and shape must agree."""
+    a = _op_table("Tesla T4", [("gemm", "volta_sgemm_128x64_nn", 64, 64, 64, 1e-5),
+                               ("gemm", "volta_sgemm_128x64_nn", 512, 512, 512, 2e-5)])
+    b = _op_table("Tesla V100-PCIE-32GB", [("gemm", "volta_sgemm_128x64_nn", 512, 512, 512, 1e-5),
+                                           ("gemm", "volta_sgemm_128x64_nn", 64, 64, 64, 1e-5)])
+    al = align(a, b)
+    assert dict(zip(al.index_a.tolist(), al.index_b.tolist(), strict=True)) == {0: 1, 1: 0}
+
+
+def test_no_pair_compares_the_kernel_totals():
+    """Kernels that pair neither by name nor by shape: the evaluation compares totals only, and says so."""
+    a = _op_table("Tesla T4", [("gemm", "turing_a", None, None, None, 1e-3), ("gemm", "turing_b", None, None, None,
+                                                                             2e-3)])
+    b = _op_table("Tesla V100-PCIE-32GB", [("gemm", "volta_a", None, None, None, 5e-4)])
+    ev = evaluate(a, b, load_machine("t4"), load_machine("v100-pcie-32gb"), ["dram-ratio"])
+    assert ev.totals_only and len(ev.alignment.index_a) == 0
+    kernels = ev.kernels().set_index("model")
+    assert kernels.loc["unchanged", "projected_s"] == pytest.approx(3e-3)
+    assert kernels.loc["unchanged", "actual_s"] == pytest.approx(5e-4)
+    assert any("compared the totals only" in str(n) for n in ev.notes)
+    assert any("compared the totals only" in n.label for n in ev.headline())
+
+
+def test_a_host_assumed_for_both_runs_is_said_once(shared_traces):
+    """Two traces that name no host: A's and B's nodes are composed with the one default host, and the notes
+    say so once (it was said for A and again for B)."""
+    from nodecast.evaluate import evaluate
+    from nodecast.machines.resolve import resolve_source
+    from nodecast.traces.load import load_trace
+
+    zoo = shared_traces.parent / "kernel-zoo"
+    a, b = load_trace(zoo / "Titan" / "vectorAdd-1048576.csv"), load_trace(zoo / "GTX-970" / "vectorAdd-1048576.csv")
+    ev = evaluate(a, b, resolve_source(a, None), resolve_source(b, None), ["default-kernel"])
+    host = [n for n in ev.all_notes() if "host assumed" in n]
+    assert len(host) == 1 and "A and B alike" in host[0]

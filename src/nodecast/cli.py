@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "evaluate",
     "convert",
     "kernels",
+    "fit_kernels",
     "roofline",
     "simulate",
     "replay",

@@ -11,9 +11,21 @@ was pinned or pageable (ROCm's Kineto traces, nvprof's GPU-trace CSV), host
 copies are grouped by direction alone in both, with a note: the same copy must
 not go unmatched because one profiler says "pinned" and the other nothing.
 
+Kernels pair by name (and launch order). Where both traces record what
+their kernels compute (op tables: ``Trace['op_class']``, dtype and shape),
+the name must agree with the op class, dtype and shape too, and kernels
+left unpaired, whose names differ (cuBLAS chose another kernel on the other
+GPU), pair by op class, dtype and shape in order of occurrence
+(``Alignment.by_work`` counts them).
+
 When no op can be evaluated (none both projected by a model and paired with
-an op of B that took time), ``evaluate`` raises ``NothingToEvaluate`` saying
-what each trace holds, what aligned and which models projected nothing.
+an op of B that took time), the runs are compared by their kernel totals
+(every kernel of A projected against every kernel of B:
+``evaluate_kernels.kernel_table``) when some model projected every kernel
+of A and B's kernels took time; the evaluation says it ``compared the
+totals only`` (``Evaluation.totals_only``). Otherwise ``evaluate`` raises
+``NothingToEvaluate`` saying what each trace holds, what aligned and which
+models projected nothing.
 
 WMAPE (AHEAD section VI.C): for transfer i with actual GPU time A_i on B and
 projected time P_i, the weighted error is 100 * W_i * |A_i - P_i| / A_i with
@@ -40,7 +52,7 @@ from nodecast.project import Projection, op_category, project, weigh_notes
 from nodecast.report.headline import Number
 from nodecast.report.words import plural
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
-from nodecast.traces.trace import Trace
+from nodecast.traces.trace import SHAPE_COLUMNS, Trace, is_constant
 
 if TYPE_CHECKING:
     import os
@@ -65,6 +77,7 @@ class Alignment:
     unmatched_b: np.ndarray
     realigned_groups: int = 0
     notes: list[str] = field(default_factory=list)
+    by_work: int = 0  # pairs made by op class, dtype and shape (kernel names differing), not by name
 
     def unmatched_summary(self, a: Trace, b: Trace) -> pd.DataFrame:
         """Unmatched ops per trace and category (count, bytes)."""
@@ -129,20 +142,70 @@ def _group_keys(trace: Trace, by_direction: bool = False) -> tuple[np.ndarray, n
     return key, occurrence
 
 
-def _tokens(a: Trace, b: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """What must agree between paired ops: bytes for copies and memsets, the name for kernels.
+def records_shapes(trace: Trace) -> bool:
+    """Whether some kernel of ``trace`` records what it computes (an op class: op tables, and PyTorch profiler traces through the aten op that launched it)."""
+    column = trace["op_class"]
+    if is_constant(column):
+        return bool(column[0] != 0) and bool(np.any(trace["kind"] == OpKind.KERNEL))
+    return bool(np.any((column != 0) & (trace["kind"] == OpKind.KERNEL)))
+
+
+#: What identifies a kernel's work beyond its name: op class, data type, shape and, for collectives, group and
+#: message size (``bytes``).
+_WORK_KEY = ("op_class", "dtype", *SHAPE_COLUMNS, "gpus", "bytes")
+
+
+def _work_key(trace: Trace) -> np.ndarray:
+    """(n, 8) int64: every op's ``_WORK_KEY`` columns."""
+    return np.stack([np.asarray(trace[c], dtype=np.int64) for c in _WORK_KEY], axis=1)
+
+
+def _tokens(a: Trace, b: Trace, with_work: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """What must agree between paired ops: bytes for copies and memsets, the name for kernels and, ``with_work``
+    (both traces record it), the kernel's op class, dtype and shape too: one library kernel runs many shapes, and
+    the 3rd launch of ``volta_sgemm_128x64_nn`` in A is not B's 3rd when they ran other shapes.
 
     Kernel names are compared without their parameter list, so that a
     demangled and a short name of one kernel still match.
     """
     index: dict[str, int] = {}
 
-    def token_of(trace: Trace) -> np.ndarray:
+    def name_code(trace: Trace) -> np.ndarray:
         codes = np.array([index.setdefault(_bare_name(n), len(index)) for n in trace.names] + [-1], dtype=np.int64)
-        name_token = -2 - codes[trace["name_id"]]  # negative: never equal to a byte count
-        return np.where(trace["kind"] == OpKind.KERNEL, name_token, trace["bytes"])
+        return codes[trace["name_id"]]
 
-    return token_of(a), token_of(b)
+    code_a, code_b = name_code(a), name_code(b)
+    if with_work:  # one code per distinct (name, work key) over both traces
+        keys = np.concatenate([np.column_stack([code_a, _work_key(a)]), np.column_stack([code_b, _work_key(b)])])
+        codes = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1) if len(keys) else np.zeros(0, np.int64)
+        code_a, code_b = codes[:len(a)], codes[len(a):]
+    # Negative: never equal to a byte count.
+    return (np.where(a["kind"] == OpKind.KERNEL, -2 - code_a, a["bytes"]),
+            np.where(b["kind"] == OpKind.KERNEL, -2 - code_b, b["bytes"]))
+
+
+def _pair_by_work(a: Trace, b: Trace, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kernels of ``rows_a`` and ``rows_b`` (unpaired by name) paired by op class, dtype and shape (``_WORK_KEY``),
+    in order of occurrence per key: another library's kernel for the same work on the other GPU. Only kernels
+    whose op class and a shape (m, n or k; a collective's message size) are recorded take part."""
+    def candidates(trace: Trace, rows: np.ndarray) -> np.ndarray:
+        rows = rows[trace["kind"][rows] == OpKind.KERNEL]
+        cls = trace["op_class"][rows]
+        shaped = (trace["m"][rows] >= 0) | (trace["n"][rows] >= 0) | (trace["k"][rows] >= 0) \
+            | (trace["bytes"][rows] > 0)
+        return rows[(cls != 0) & shaped]
+
+    ca, cb = candidates(a, rows_a), candidates(b, rows_b)
+    if not len(ca) or not len(cb):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = np.concatenate([_work_key(a)[ca], _work_key(b)[cb]])
+    code = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1)
+    fa = pd.DataFrame({"key": code[:len(ca)], "ia": ca})
+    fb = pd.DataFrame({"key": code[len(ca):], "ib": cb})
+    fa["occ"] = fa.groupby("key").cumcount()
+    fb["occ"] = fb.groupby("key").cumcount()
+    merged = fa.merge(fb, on=["key", "occ"], how="inner")
+    return merged["ia"].to_numpy(np.int64), merged["ib"].to_numpy(np.int64)
 
 
 def _bare_name(name: str) -> str:
@@ -163,7 +226,8 @@ def align(a: Trace, b: Trace) -> Alignment:
                           "as the kind A records", HOST_MEMORY_UNKNOWN))
     key_a, occ_a = _group_keys(a, by_direction)
     key_b, occ_b = _group_keys(b, by_direction)
-    tok_a, tok_b = _tokens(a, b)
+    shapes = records_shapes(a) and records_shapes(b)
+    tok_a, tok_b = _tokens(a, b, with_work=shapes)
     fa = pd.DataFrame({"key": key_a, "occ": occ_a, "ia": np.arange(len(a))})
     fb = pd.DataFrame({"key": key_b, "occ": occ_b, "ib": np.arange(len(b))})
     fa, fb = fa[fa.key >= 0], fb[fb.key >= 0]
@@ -181,10 +245,18 @@ def align(a: Trace, b: Trace) -> Alignment:
             keep_b.append(gb[block.b:block.b + block.size])
     index_a = np.concatenate(keep_a).astype(np.int64)
     index_b = np.concatenate(keep_b).astype(np.int64)
-    order = np.argsort(index_a, kind="stable")
-    index_a, index_b = index_a[order], index_b[order]
     in_scope_a = np.flatnonzero(key_a >= 0)
     in_scope_b = np.flatnonzero(key_b >= 0)
+    by_work = 0
+    if shapes:  # kernels whose names differ (another library kernel on the other GPU): by what they compute
+        wa, wb = _pair_by_work(a, b, np.setdiff1d(in_scope_a, index_a), np.setdiff1d(in_scope_b, index_b))
+        by_work = len(wa)
+        if by_work:
+            index_a, index_b = np.concatenate([index_a, wa]), np.concatenate([index_b, wb])
+            notes.append(f"{plural(by_work, 'kernel launch', 'kernel launches')} of A paired with one of B by op, "
+                         "dtype and shape, their kernel names differing (another library kernel on the other GPU)")
+    order = np.argsort(index_a, kind="stable")
+    index_a, index_b = index_a[order], index_b[order]
     return Alignment(
         index_a=index_a,
         index_b=index_b,
@@ -192,6 +264,7 @@ def align(a: Trace, b: Trace) -> Alignment:
         unmatched_b=np.setdiff1d(in_scope_b, index_b),
         realigned_groups=len(bad_keys),
         notes=notes,
+        by_work=by_work,
     )
 
 
@@ -223,6 +296,8 @@ def ape(actual_s: np.ndarray, projected_s: np.ndarray) -> np.ndarray:
 
 #: Pseudo-model: the op keeps the GPU time it had on the source node.
 UNCHANGED = "unchanged"
+#: How an evaluation with no op pair says that it compared the kernel totals only (its note and table lines).
+TOTALS_ONLY = "compared the totals only"
 #: Op categories whose best WMAPE ``Evaluation.headline`` gives, those with the most time on B first.
 HEADLINE_CATEGORIES = 4
 
@@ -242,6 +317,11 @@ class Evaluation:
     whole: WholeRun | None = None  # run A forecast on B against run B as wholes (``add_whole_run``)
 
     @property
+    def totals_only(self) -> bool:
+        """Whether no op pair was evaluated and only the kernel totals compare the runs (``kernels()``)."""
+        return len(self.actual_s) == 0
+
+    @property
     def source(self) -> Machine:
         """Node A, where run A was recorded."""
         return self.projection.source
@@ -255,7 +335,9 @@ class Evaluation:
         """How the machines were picked, then the evaluation's notes (the models', the alignment's, the whole
         run's); those about an assumption weighed by the GPU time on A of the evaluated ops it covers
         (``project.weigh_notes``; the whole run's by its forecast's end to end)."""
-        notes = [*from_(self.source.notes, "machine A"), *from_(self.target.notes, "machine B"), *self.notes]
+        from nodecast.machines.compose import node_notes
+
+        notes = [*node_notes(self.source, self.target), *self.notes]  # a host assumed for both: said once
         return weigh_notes(notes, self.projection, self.alignment.index_a[self.mask], "evaluated ops")
 
     def model_types(self) -> dict[str, str]:
@@ -295,6 +377,8 @@ class Evaluation:
                     Number(f"end to end on {self.target.name} (B), run A forecast", fc, "s"),
                     Number("end-to-end error, (forecast - actual) / actual",
                            100 * ((fc - actual) / actual) if actual else float("nan"), "%")]
+        if self.totals_only:
+            out += self._totals_headline()
         table = self.table().set_index("model")
         cats = [c for c in table.columns if c not in ("all", "MAPE", "ops")]
         time = {c: float(self.actual_s[self.category == c].sum()) for c in cats}
@@ -309,6 +393,19 @@ class Evaluation:
                               note=f"best of {plural(len(models), 'model')} over {plural(ops, 'op')}{ref}"))
         return out
 
+    def _totals_headline(self) -> list[Number]:
+        """With no op pair: the lowest error of a model's kernel total against B's (``kernels()``), with keeping
+        A's times in its note."""
+        kernels = self.kernels().set_index("model")["total_error"]
+        models = kernels.drop(index=UNCHANGED, errors="ignore").dropna()
+        if not len(models):
+            return []
+        best = str(models.idxmin())
+        ref = f"; keeping A's times: {kernels[UNCHANGED]:.1f} %" if UNCHANGED in kernels.index else ""
+        return [Number(f"kernel totals ({TOTALS_ONLY}): lowest error ({best})", float(models[best]), "%",
+                       note=f"no op of A paired with one of B: every kernel of A projected against every kernel of "
+                            f"B, best of {plural(len(models), 'model')}{ref}")]
+
     def summary(self) -> dict[str, Any]:
         """Every value of the evaluation as plain Python (JSON-ready; seconds, errors in %; the whole run's errors
         as fractions)."""
@@ -318,7 +415,9 @@ class Evaluation:
             "source": self.source.name, "target": self.target.name,
             "ops": {"a": len(self.projection.trace), "b": len(self.trace_b), "aligned_pairs": len(al.index_a),
                     "evaluated": len(self.actual_s), "unmatched_a": len(al.unmatched_a),
-                    "unmatched_b": len(al.unmatched_b), "realigned_groups": al.realigned_groups},
+                    "unmatched_b": len(al.unmatched_b), "realigned_groups": al.realigned_groups,
+                    "paired_by_shape": al.by_work},
+            "totals_only": self.totals_only,
             "wmape": self.typed_table(), "kernels": self.kernels(), "unmatched": self.unmatched(),
             "whole_run": None if self.whole is None else self.whole.table(),
             "notes": records(self.all_notes()),
@@ -380,10 +479,14 @@ def evaluate(
     actual = trace_b.duration_ns[ib].astype(np.float64) * 1e-9
     handled = projection.handled_by_any[ia]
     mask = handled & (actual > 0)
-    if not mask.any():
-        raise NothingToEvaluate(_why_nothing(trace_a, trace_b, projection, alignment, actual),
-                                hint=_what_to_do(projection))
     notes = from_(projection.notes, "models") + from_(alignment.notes, "alignment")
+    if not mask.any():
+        if not kernel_totals_comparable(projection, trace_b):
+            raise NothingToEvaluate(_why_nothing(trace_a, trace_b, projection, alignment, actual),
+                                    hint=_what_to_do(projection))
+        notes.append(Note(f"{TOTALS_ONLY}: no op of A paired with one of B that a model projected (not by kernel "
+                          "name and launch order, nor by op, dtype and shape): every kernel of A projected against "
+                          "every kernel of B", origin="alignment"))
     dropped_zero = int((handled & (actual <= 0)).sum())
     if dropped_zero:
         notes.append(f"{plural(dropped_zero, 'matched op')} with zero GPU time on B left out of the errors")
@@ -420,6 +523,17 @@ def add_whole_run(ev: Evaluation, path_a: str | os.PathLike[str], path_b: str | 
             if about(n) in (HOST_TIME, LATENCY_KEPT, OPS_KEPT)]
     ev.notes.extend([*kept, *from_(whole.notes, "whole run")])
     return ev
+
+
+def kernel_totals_comparable(projection: Projection, trace_b: Trace) -> bool:
+    """Whether the kernel totals can be compared though no op pairs: some model projected every kernel of run A,
+    and run B's kernels took time."""
+    trace_a = projection.trace
+    kernels_a = trace_a["kind"] == OpKind.KERNEL
+    kernels_b = trace_b["kind"] == OpKind.KERNEL
+    if not kernels_a.any() or trace_b.duration_ns[kernels_b].sum() <= 0:
+        return False
+    return any(np.isfinite(r.time_s[kernels_a]).all() for r in projection.results.values())
 
 
 def _inventory(trace: Trace, rows: np.ndarray | None = None) -> str:

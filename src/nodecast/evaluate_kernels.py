@@ -2,8 +2,8 @@
 
 ``kernel_table`` reads an ``nodecast.evaluate.Evaluation``: per model, the
 kernel launches of run A aligned with launches of run B (same kernel name, in
-launch order per stream: ``nodecast.evaluate.align``) give the per-launch
-errors::
+launch order per stream, or, where both runs record them, same op class,
+dtype and shape: ``nodecast.evaluate.align``) give the per-launch errors::
 
     MAPE  = 100 * mean_i |A_i - P_i| / A_i            (Van Lanker et al.'s metric)
     WMAPE = 100 * sum_i |A_i - P_i| / sum_i A_i        (AHEAD's, time-weighted)
@@ -11,7 +11,8 @@ errors::
 and, whatever aligned, the totals: every kernel of A the model projected
 against every kernel of B, ``100 * |sum P - sum B| / sum B``. Kernels differ
 by name across vendors (cuBLAS on an H100, hipBLASLt on an MI300X): then few
-or no launches align, and the totals are the comparison that stands.
+or no launches align, and the totals are the comparison that stands (with no
+pair at all, the evaluation says it compared the totals only).
 
 ``evaluate_pairs`` evaluates every pair of files with the same name in two
 folders (run A's traces and run B's), each pair with its own machines

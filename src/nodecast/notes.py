@@ -47,6 +47,7 @@ GPU_MISMATCH = "gpu-mismatch"  # the trace's GPU is not the source node's (--all
 LEVELS_UNKNOWN = "levels-unknown"  # a cache level's bandwidth is unknown: the roofline's interval widened
 HOST_MEMORY_UNKNOWN = "host-memory-unknown"  # copies whose host memory (pinned or pageable) the trace omits
 NO_API = "no-api"  # no host API records: GPU ops placed at their recorded offsets
+RUNS_JOINED = "runs-joined"  # several runs in one file, each on its own clock, joined back to back
 
 
 class Note(str):

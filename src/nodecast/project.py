@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nodecast import notes as nn
+from nodecast.machines.compose import node_notes
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult, get_models
 from nodecast.models.one_byte import check_given
@@ -74,10 +75,10 @@ class Projection:
         return mask
 
     def all_notes(self) -> list[str]:
-        """How the machines were picked, then the models' notes; those about an assumption weighed by the GPU
-        time on A of the ops it covers, over the projected ops (``weigh_notes``)."""
-        notes = [*from_(self.source.notes, "machine A"), *from_(self.target.notes, "machine B"),
-                 *from_(self.notes, "models")]
+        """How the machines were picked (a host both share and that was assumed said once), then the models'
+        notes; those about an assumption weighed by the GPU time on A of the ops it covers, over the projected ops
+        (``weigh_notes``)."""
+        notes = [*node_notes(self.source, self.target), *from_(self.notes, "models")]
         return weigh_notes(notes, self, np.flatnonzero(self.handled_by_any), "projected ops")
 
     def headline(self) -> list[Number]:

@@ -50,7 +50,7 @@ def test_omitted_from_uses_the_trace_gpu(capsys, rtx3090):
     assert code == 0
     assert "projected rtx-3090@xeon-platinum-8480c-2s -> h100-sxm5-server" in out
     assert "note: --from omitted: the trace's GPU 'NVIDIA GeForce RTX 3090' is data sheet rtx-3090" in out
-    assert "note: host assumed: xeon-platinum-8480c-2s" in out
+    assert "note: A's host assumed to be the one B names: xeon-platinum-8480c-2s" in out
 
 
 def test_evaluate_picks_both_nodes_from_the_traces(capsys):

@@ -40,14 +40,15 @@ def test_json_and_outputs(shared_traces, tmp_path, capsys):
 
 
 def test_several_targets_give_one_table_and_a_chart(shared_traces, tmp_path, capsys):
-    """--to a,b with --sweep: one row per node, a chart, a table file."""
+    """--to a,b with --sweep: one row per node after the unchanged case's (A's times), a chart, a table file."""
     png, table = tmp_path / "c.png", tmp_path / "t.json"
     assert main(["forecast", str(shared_traces / VECTORADD), "--to", "titan,summit", "--sweep", "cpu.mem_gbps=50,100",
                  "--png", str(png), "--table", str(table), "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "titan[cpu.mem_gbps=50]" in out and "summit[cpu.mem_gbps=100]" in out
     assert png.stat().st_size > 1000
-    assert len(pd.read_json(table)) == 4
+    rows = pd.read_json(table)
+    assert len(rows) == 5 and rows["target"][0] == "unchanged (A's times)"
 
 
 def test_timeline_outputs_need_one_target(shared_traces, tmp_path, capsys):
@@ -94,5 +95,5 @@ def test_kept_ops_note_in_plain_units(shared_traces, capsys):
     """The note on ops no model handles gives their time in units, never as an exponent (was '8e-06 s')."""
     assert main(["forecast", str(shared_traces / "nsys_sptrsv-levelset-ca_t4.sqlite"), "--to", "h100-sxm5-server",
                  "--notes", "all"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if "no model handles" in x)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("note: ") and "no model handles" in x)
     assert "1 GPU op that no model handles keeps its time on A (3.17 µs in all" in line

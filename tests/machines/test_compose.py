@@ -224,3 +224,56 @@ def test_copy_engines_and_kernel_slots_from_the_sheet_or_the_machine_file(sheet_
     with pytest.raises(InputError, match="copy_engines") as info:
         load_machine_file(path)
     assert "positive integer" in str(info.value)
+
+
+# -- A's node with another GPU (a GPU alone as --to) ------------------------------------------------------------------
+
+def test_gpu_only_spec_names_a_gpu_without_a_host():
+    """A sheet key or device name (xN allowed) is a GPU alone; a catalogue node, GPU@HOST or a file is not."""
+    from nodecast.machines.compose import gpu_only_spec
+
+    assert gpu_only_spec("gtx-970")[0].key == "gtx-970" and gpu_only_spec("gtx-970")[1] is None
+    assert gpu_only_spec("GeForce GTX 970")[0].key == "gtx-970"
+    assert gpu_only_spec("gtx-970x2")[1] == 2
+    for text in ("titan", "gtx-970@xeon-platinum-8480c-2s", "node.toml", "no-such-gpu"):
+        assert gpu_only_spec(text) is None, text
+
+
+def test_with_gpu_keeps_the_host_and_what_it_measured():
+    """Another GPU in A's node: A's CPU, host copy rate, 1-byte costs and host facts kept; A's GPU measurements
+    dropped with its GPU; a link measurement kept while the GPU's link does not change, dropped when it does."""
+    from dataclasses import replace
+
+    from nodecast.machines.compose import same_host, with_gpu
+    from nodecast.machines.schema import Measured
+    from nodecast.machines.sheets import load_sheet
+
+    base = load_machine("h100-pcie-server")
+    a = replace(base, measured=replace(base.measured, one_byte_s={"htod_pinned": 2e-6}, host_copy_bandwidth_bps=9e9,
+                                       bandwidth_bps={"htod_pinned": 20e9}))
+    b = with_gpu(a, load_sheet("a100-pcie-40gb"))  # PCIe gen4 x16, as the H100 PCIe's link in this gen4 host
+    assert b.gpu.model == "NVIDIA A100 PCIe 40GB" and b.cpu == a.cpu and same_host(a, b)
+    assert b.host_link() is a.host_link()
+    m = b.measured
+    assert (m.one_byte_s, m.host_copy_bandwidth_bps, m.bandwidth_bps) == ({"htod_pinned": 2e-6}, 9e9,
+                                                                          {"htod_pinned": 20e9})
+    assert m.gpu_peak_flops == {} and m.gpu_level_bandwidth_bps == {} and m.facts["host"] == a.measured.facts["host"]
+    assert "compute_capability" not in m.facts
+    c = with_gpu(a, load_sheet("gtx-970"))  # PCIe gen3: the link changes, its measured rate goes
+    assert (c.host_link().gen, c.host_link().lanes) == (3, 16) and c.measured.bandwidth_bps == {}
+    assert c.measured.one_byte_s == {"htod_pinned": 2e-6} and isinstance(c.measured, Measured)
+    assert with_gpu(a, load_sheet("h100-pcie-80gb")) is a  # A's own GPU: A
+
+
+def test_with_gpu_on_an_nvlink_host_attaches_a_pcie_gpu_by_the_hosts_pcie():
+    """Summit's V100s attach by NVLink to POWER9; an A100 SXM4 (PCIe to its host) gets the host's PCIe gen4 x16,
+    and the NVLink between GPUs is A's, said in a note."""
+    from nodecast.machines.compose import with_gpu
+    from nodecast.machines.sheets import load_sheet
+
+    summit = load_machine("summit")
+    b = with_gpu(summit, load_sheet("a100-sxm4-40gb"))
+    assert b.gpu.count == summit.gpu.count and b.name == "a100-sxm4-40gbx6@summit"
+    assert {(b.host_link(g).kind, b.host_link(g).gen, b.host_link(g).lanes) for g in range(6)} == {("pcie", 4, 16)}
+    assert any(str(n).startswith("links between GPUs kept from summit (NVLink2 x2)") for n in b.notes)
+    assert str(b.notes[0]).startswith("B is A's node (summit) with the GPU changed: Tesla V100-SXM2-16GB -> ")

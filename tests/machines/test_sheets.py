@@ -256,12 +256,39 @@ def test_warp_scheduler_counts_are_optional_bounded_integers(sheet_folder):
     assert info.value.key == "warp_schedulers_per_sm" and str(path) in info.value.message
 
 
-@pytest.mark.parametrize("target", [t for t in target_names() if t.startswith("sm_") and t != "sm_21"])
+@pytest.mark.parametrize("target", [t for t in target_names() if t.startswith("sm_")])
 def test_shipped_nvidia_targets_give_scheduler_counts_with_sources(target):
-    """Every shipped NVIDIA target from Kepler on gives its warp schedulers per SM (4, GP100's sm_60: 2), each
+    """Every shipped NVIDIA target gives its warp schedulers per SM (4; Fermi's sm_21 and GP100's sm_60: 2), each
     with a source comment, as the issue-limited compute rate needs (docs/kernels.md)."""
     limits = load_target_file(gpus_dir() / "targets" / f"{target}.toml")
-    assert limits.warp_schedulers_per_sm == (2 if target == "sm_60" else 4)
+    assert limits.warp_schedulers_per_sm == (2 if target in ("sm_21", "sm_60") else 4)
     assert "warp_schedulers_per_sm" in limits.sources
     if limits.dispatch_units_per_scheduler is not None:
         assert "dispatch_units_per_scheduler" in limits.sources
+
+
+def test_fermi_issues_half_a_warp_per_scheduler_and_clock():
+    """Fermi (sm_21): 2 warp schedulers, each issuing a warp instruction to 16 of the 48 lanes over two clocks, so
+    single issue keeps 32 FP32 lanes busy per clock (dual issue is needed for the other 16), where the model once
+    fell back to the clock ratio for want of a scheduler count."""
+    from nodecast.models.kernel_ratios import issue_lanes, issue_slots
+
+    limits = load_target_file(gpus_dir() / "targets" / "sm_21.toml")
+    assert (limits.warp_schedulers_per_sm, limits.dispatch_units_per_scheduler) == (2, 2)
+    assert limits.issue_clocks_per_warp_instruction == 2
+    assert "issue_clocks_per_warp_instruction" in limits.sources
+    assert (issue_slots(limits), issue_lanes(limits)) == (32, 32)
+    kepler = load_target_file(gpus_dir() / "targets" / "sm_35.toml")
+    assert kepler.issue_clocks_per_warp_instruction is None and issue_lanes(kepler) == 128
+
+
+def test_issue_clocks_per_warp_instruction_is_a_bounded_integer(sheet_folder):
+    """The optional issue time of one warp instruction loads when given; 0 is one line naming the file and key."""
+    path = sheet_folder / "targets" / "sm_90.toml"
+    text = path.read_text()
+    path.write_text(text + "warp_schedulers_per_sm = 4\nissue_clocks_per_warp_instruction = 2\n")
+    assert load_target_file(path).issue_clocks_per_warp_instruction == 2
+    path.write_text(text + "issue_clocks_per_warp_instruction = 0\n")
+    with pytest.raises(InputError) as info:
+        load_target_file(path)
+    assert info.value.key == "issue_clocks_per_warp_instruction" and str(path) in info.value.message

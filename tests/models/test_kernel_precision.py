@@ -35,6 +35,36 @@ def test_name_precision(name, key):
     assert name_precision(name) == key
 
 
+@pytest.mark.parametrize(("name", "key"), [
+    # cuBLAS's FP32 GEMM on Ampere: an xmma kernel that runs FFMA on the CUDA cores, not TF32 tensor cores
+    ("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel"
+     "__5x_cublas", "fp32"),
+    ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel"
+     "__5x_cublas", "fp32"),
+    # CUTLASS SIMT kernels (FP32, FP64 and FP16 on CUDA cores), also when the name carries an instruction shape
+    ("void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)",
+     "fp32"),
+    ("cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_64x64x16_1x1x1_3_tnn_align1_bias_f32_relu", "fp32"),
+    ("cutlass_simt_dgemm_128x128_8x2_nt_align1", "fp64"),
+    ("cutlass_simt_hgemm_256x128_8x2_nt_align1", "fp16"),
+    # the same xmma naming with the other CUDA-core FMA instructions (constructed: no trace here has them)
+    ("sm80_xmma_gemm_f64f64_f64f64_f64_nt_n_tilesize64x64x8_stage3_warpsize2x2x1_dfma_aligna1_alignc1", "fp64"),
+    ("sm80_xmma_gemm_f16f16_f16f16_f16_nt_n_tilesize128x128x8_stage3_warpsize2x2x1_hfma2_aligna2_alignc2", "fp16"),
+    # ... while the tensor-core forms of the same families stay tensor work
+    ("sm80_xmma_gemm_tf32tf32_tf32f32_f32_nt_n_tilesize128x128x16_stage4_warpsize2x2x1_tensor16x8x8", "tf32_tensor"),
+    ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_cgasize1x2x1_stage4_gmmastage2_warpgroupsize1x1x1_"
+     "hgmma64x128x8", "tf32_tensor"),
+    ("sm90_xmma_gemm_f64f64_f64f64_f64_nt_n_tilesize128x128x16_stage3_warpsize4x2x1_tensor16x8x16", "fp64_tensor"),
+    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nt_align1>(cutlass_80_tensorop_s1688gemm_256x128"
+     "_32x3_nt_align1::Params)", "tf32_tensor"),
+])
+def test_simt_names_are_vector_work(name, key):
+    """A name that says it runs on the CUDA cores (``ffma``, ``simt``, cuBLAS ``sgemm``) is vector work, even
+    when it also says ``xmma`` or carries an instruction shape: timing it against the TF32 tensor peak would
+    make it look 8-16x slower than it can be."""
+    assert name_precision(name) == key
+
+
 def test_tensor_precision_defaults_to_fp16():
     """A kernel the tensor pipe ran but whose name says nothing is FP16 (Volta/Turing tensor cores)."""
     assert tensor_precision("cleanup(float*)") == "tf32_tensor"

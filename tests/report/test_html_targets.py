@@ -27,7 +27,10 @@ def test_sweep_page_shows_the_json_headline_and_a_line_per_machine(shared_traces
         .map(r => r.data_source && r.data_source.name).filter(n => n && n.startsWith('sweep:'))""")
     assert sorted(set(lines)) == ["sweep:a100-pcie-40gb", "sweep:h100-pcie-server"]
     rows = page.page.eval_on_selector_all("section#tables tbody tr", "rows => rows.map(r => r.children[0].textContent)")
-    assert rows == [t["target"] for t in doc["targets"]]
+    # the unchanged case (A's times, replayed) first, as --json's record of it, then one row per target
+    assert rows == [doc["unchanged"]["target"], *(t["target"] for t in doc["targets"])]
+    assert rows[0] == "unchanged (A's times)"
+    assert doc["unchanged"]["end_to_end_s"] == doc["replayed_end_to_end_s"]
 
 
 def test_several_targets_page_has_the_measured_run_in_its_chart_and_a_speedup_card(shared_traces, tmp_path,

@@ -73,18 +73,19 @@ def test_several_targets_terminal_and_page_show_a_over_b(shared_traces):
 
 
 def test_zero_width_interval_prints_both_ends_and_no_interval_prints_a_dash(shared_traces):
-    """Wave scaling gives the T4 -> Summit kernels an interval too narrow to move the end to end (817 ms both
-    ends): it prints "817 ms – 817 ms", as the comparison does; with models that give none it is "—"."""
+    """The learned kernel model gives the T4 -> Summit kernels an interval too narrow to move the end to end
+    (818 ms both ends, the copies scaled from the run's by the default ahead-scaled): it prints "818 ms – 818 ms",
+    as the comparison does; with models that give none it is "—"."""
     result = forecast_trace(shared_traces / VECTORADD, "summit")
     low, high = result.interval_s
-    assert result.costs.has_interval and fmt_interval_seconds(low, high) == "817 ms – 817 ms"
+    assert result.costs.has_interval and fmt_interval_seconds(low, high) == "818 ms – 818 ms"
     text = _text(result)
     header = _row(text, "quantity")
-    assert _row(text, "end to end")[header.index("interval on B")] == "817 ms – 817 ms"
+    assert _row(text, "end to end")[header.index("interval on B")] == "818 ms – 818 ms"
     trace, api = read_trace_and_api(shared_traces / VECTORADD)
     comp = compare_targets(trace, api, [TargetSpec("summit")], jobs=1)
     text = _text(comp)
-    assert _row(text, "summit")[_row(text, "target").index("interval")] == "817 ms – 817 ms"
+    assert _row(text, "summit")[_row(text, "target").index("interval")] == "818 ms – 818 ms"
     (card,) = [n for n in comp.headline() if n.label.startswith("end to end, forecast on summit")]
     assert (card.low, card.high) == (low, high)  # the page's card shows it too
 

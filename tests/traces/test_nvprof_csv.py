@@ -71,10 +71,18 @@ def test_runs_do_not_overlap(shared_traces):
     path = shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv"
     trace = read_nvprof_csv(path)
     assert np.all(trace["start_ns"][1:] >= trace["end_ns"][:-1])
-    assert trace.meta.notes[0] == "12 runs concatenated"
+    assert trace.meta.notes[0].startswith("12 runs concatenated (12 header blocks), each timed from its own start")
     durations = sorted((trace["end_ns"] - trace["start_ns"]).tolist())
     expected = sorted(round(float(r["Duration"]) * 1e9) for r in rows_of(path))
     assert durations == expected  # shifting moves runs, never stretches ops
+
+
+def test_unit_notes_agree_in_number(shared_traces):
+    """The size-unit notes count runs in words that agree ("1 run prints ... its rows"; it read "1 run(s) print ...
+    theirs"): they are printed with replay's and forecast's notes."""
+    notes = read_nvprof_csv(shared_traces / "nvprof-gputrace-csv_vectoradd_k40c.csv").meta.notes
+    assert any(n.startswith("1 run prints sizes with a unit prefix that none of its rows tells decimal from binary")
+               for n in notes), notes
 
 
 def test_newer_columns_memory_kinds_memset_and_skips(tmp_path):
@@ -215,7 +223,8 @@ def test_no_kernels_trailer_is_accepted_wherever_nvprof_writes_it(tmp_path, layo
     assert trace.counts() == {"kernel": runs, "memcpy": 2 * runs}
     assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == [65536] * (2 * runs)  # 64 KB, binary
     trailers = text.count(TRAILER)
-    assert any(f"{trailers} run(s) printed nvprof's 'No kernels were profiled.'" in n for n in trace.meta.notes)
+    said = f"{trailers} run printed" if trailers == 1 else f"{trailers} runs printed"
+    assert any(f"{said} nvprof's 'No kernels were profiled.'" in n for n in trace.meta.notes)
 
 
 def test_real_file_ending_in_trailers_loads(tmp_path):
@@ -278,7 +287,7 @@ def test_size_base_per_gpu(gpu, decimal, binary, cannot_tell):
             counts["decimal"] += 1
         elif "binary units (1 KB = 1024 B): Size / Duration equals Throughput" in notes:
             counts["binary"] += 1
-        elif "no row of theirs tells decimal from binary" in notes:
+        elif "rows tells decimal from binary" in notes:
             counts["cannot tell"] += 1
     assert counts == {"decimal": decimal, "binary": binary, "cannot tell": cannot_tell}
 
@@ -289,7 +298,7 @@ def test_same_program_copies_the_same_bytes_on_every_gpu():
     compared = 0
     for path in zoo_files("Titan"):
         titan = read_nvprof_csv(path)
-        if any("no row of theirs tells" in n for n in titan.meta.notes):
+        if any("rows tells decimal from binary" in n for n in titan.meta.notes):
             continue  # GB and GB/s: this file alone cannot tell (test_size_base_per_gpu)
         want = titan["bytes"][titan["kind"] == OpKind.MEMCPY].tolist()
         for gpu in ("GTX-680", "Tesla-K20", "GTX-970"):
@@ -297,7 +306,7 @@ def test_same_program_copies_the_same_bytes_on_every_gpu():
             if not other.exists():
                 continue
             trace = read_nvprof_csv(other)
-            if any("no row of theirs tells" in n for n in trace.meta.notes):
+            if any("rows tells decimal from binary" in n for n in trace.meta.notes):
                 continue
             assert trace["bytes"][trace["kind"] == OpKind.MEMCPY].tolist() == want, (gpu, path.name)
             compared += 1
@@ -357,3 +366,39 @@ def test_fractional_shared_memory_bytes_are_refused(tmp_path):
                     '0.2,1.0e-05,4,1,1,128,1,1,8,12.5,0,,,"GeForce GTX 680 (0)","1","7","k(int*) [9]"\n')
     with pytest.raises(InputError, match="Static SMem is 12.5 at line 3: not a whole number"):
         read_nvprof_csv(path)
+
+
+# -- concatenated runs ---------------------------------------------------------------------------------------
+
+def _run_rows(start_s: float) -> str:
+    """One run in the K40c file's layout: a 1 ms, 1 MB HtoD copy at ``start_s`` and a 0.1 ms kernel 0.5 ms after it
+    ends (span 1.6 ms; 1 MiB / 1 ms = 0.976563 GiB/s, so the run shows binary units)."""
+    return (f'{start_s:.6f},1.000000e-03,,,,,,,,,,1.000000,0.976563,"Tesla K40c (0)","1","7","[CUDA memcpy HtoD]"\n'
+            f'{start_s + 0.0015:.6f},1.000000e-04,256,1,1,256,1,1,8,0,0,,,"Tesla K40c (0)","1","7","k(float*) [5]"\n')
+
+
+@pytest.mark.parametrize(("second", "header"), [
+    (3.0, True),  # the second run's clock reads later than the first run's end: a gap no one timed
+    (1.0, True),  # it reads earlier: the runs overlap
+    (1.0, False),  # runs pasted without the second header: the start times go back
+])
+def test_runs_are_joined_back_to_back(tmp_path, second, header):
+    """Each run starts where the previous one ended, whatever its own clock read: the trace spans the sum of the
+    runs' spans (2 x 1.6 ms), with nothing between them (a 1 s gap was counted when the second clock read later)."""
+    path = tmp_path / "two-runs.csv"
+    path.write_text(_HEADER + _run_rows(2.0) + (_HEADER if header else "") + _run_rows(second))
+    trace = read_nvprof_csv(path)
+    start, end = trace["start_ns"], trace["end_ns"]
+    assert int(end.max() - start.min()) == 2 * 1_600_000
+    assert start.tolist() == [2_000_000_000, 2_001_500_000, 2_001_600_000, 2_003_100_000]
+    assert any(n.startswith("2 runs concatenated") for n in trace.meta.notes), trace.meta.notes
+
+
+def test_one_run_is_never_split(tmp_path):
+    """Rows of one run keep their times (starts that tie are not a new run)."""
+    path = tmp_path / "one-run.csv"
+    rows = _run_rows(2.0)
+    path.write_text(_HEADER + rows + rows.splitlines(keepends=True)[1])  # the kernel twice, at the same start
+    trace = read_nvprof_csv(path)
+    assert trace["start_ns"].tolist() == [2_000_000_000, 2_001_500_000, 2_001_500_000]
+    assert not any("runs concatenated" in n for n in trace.meta.notes)

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         from nodecast.commands.evaluate_pairs import run_pairs
 
         return run_pairs(args)
-    from nodecast.evaluate import add_whole_run, evaluate
+    from nodecast.evaluate import TOTALS_ONLY, add_whole_run, evaluate
     from nodecast.fileio import check_writable
     from nodecast.graph.cost import CostOptions
     from nodecast.report import figures, files, terminal
@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     add_whole_run(ev, args.trace_a, args.trace_b,
                   CostOptions(metrics=metrics, one_byte_s=given, host_memory=host_memory(args)))
     written = emit(ev, args)
-    if args.png:
+    if args.png and ev.totals_only:  # no per-op error to draw: the totals are in the Kernels table
+        terminal.said(f"no op pair, {TOTALS_ONLY}: {args.png} not written")
+    elif args.png:
         written.append(figures.draw(ev, args.png))
     if args.output:
         written.append(files.write_table(ev.per_op(), args.output))

@@ -5,7 +5,8 @@ memsets, host API calls, synchronisation), gives every op its time on B from
 the projection models (transfers: AHEAD; kernels: the roofline with
 --metrics, the metrics-free kernel models otherwise; ops no model handles
 keep their time on A and are listed), replays the graph on B and prints:
-end-to-end time (first API call to last GPU op) measured on A and forecast
+end-to-end time (first API call, or first GPU op start without API records,
+to last GPU op) measured on A and forecast
 on B, GPU-busy time per GPU, GPU time per category, the critical path on A
 and on B, and the ops that moved the result most. Several targets
 (--to a,b,c) or a sweep over machine parameters (--sweep link.gen=3,4,5)
@@ -30,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     for action in p._actions:  # --to takes a list here
         if action.dest == "target":
             action.help = ("node(s) to forecast on, comma-separated (catalogue name, machine TOML file, or "
-                           "GPU[xN][@HOST] composed from a data sheet)")
+                           "GPU[xN][@HOST] composed from a data sheet; a GPU alone, without @HOST, is A's node "
+                           "with that GPU: A's host kept)")
     common.add_model_option(p, common.CHAIN_DEFAULT_HELP)
     common.add_metrics_option(p)
     add_transfer_options(p)
@@ -111,7 +113,7 @@ def _run_one(args: argparse.Namespace, spec, options) -> int:  # noqa: ANN001
 
     trace, api = read_trace_and_api(args.trace)
     source = resolve_source(trace, args.source, args.allow_gpu_mismatch)
-    result = forecast(trace, api, source, spec.load(), options, copy_engines_per_direction=args.copy_engines)
+    result = forecast(trace, api, source, spec.load(source), options, copy_engines_per_direction=args.copy_engines)
     del trace, api  # the outputs read the result only: the trace's columns (~200 B per GPU op) go back first
     written = emit(result, args, top=args.top)
     if args.chrome:

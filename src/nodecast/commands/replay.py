@@ -1,7 +1,8 @@
 """``nodecast replay TRACE``: rebuild the program's operation graph and replay it on the same node.
 
-Prints the measured and replayed end-to-end time (first API call to the end
-of the last GPU op), GPU-busy time per device and the critical path of the
+Prints the measured and replayed end-to-end time (first API call, or first
+GPU op start in a trace without API records, to the end of the last GPU
+op), GPU-busy time per device and the critical path of the
 replay by category. The replay reads only op durations, host gaps between
 calls and the first timestamp, so the difference measures the dependency
 model alone. --json and --html give the result as JSON and as one

@@ -20,7 +20,8 @@ Kineto JSON            ``cuda_runtime`` / ``cuda_driver`` events (``args.correla
                        events (``stream``, ``wait_on_stream``,
                        ``wait_on_cuda_event_record_corr_id``)
 nvprof GPU-trace CSV,  no host records: an empty ApiCalls whose note says so (the graph
-Parquet/Arrow          builder's documented fallback applies)
+Parquet/Arrow,         builder's documented fallback applies; an op table's ops run back to
+op tables              back on one stream)
 =====================  ======================================================================
 
 Sync-type codes are not trusted for the meaning of a call (older nsys
@@ -82,7 +83,7 @@ def _read_api(path: Path) -> ApiCalls:
     if fmt == "kineto":
         return kineto_api(kineto.load_json(path), str(path))
     what = {"nvprof-csv": "an nvprof GPU-trace CSV", "parquet": "a nodecast Parquet trace",
-            "arrow": "a nodecast Arrow trace"}[fmt]
+            "arrow": "a nodecast Arrow trace", "op-table": "an op table"}[fmt]
     return ApiCalls.empty(ApiMeta(source=str(path), format=fmt, notes=[
         f"{what} holds no host API records: GPU ops are placed by the recorded-offset fallback"]))
 

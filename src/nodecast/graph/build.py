@@ -105,6 +105,7 @@ from nodecast.errors import InputError
 from nodecast.graph.api import ApiCalls, ApiKind, Domain
 from nodecast.graph.opgraph import Anchor, EdgeKind, Engine, OpGraph, OpKind
 from nodecast.graph.replay import csr_positions, topological_order
+from nodecast.notes import NO_API, Note
 from nodecast.traces.kinds import CopyKind, MemKind, TransferClass
 from nodecast.traces.kinds import OpKind as TraceKind
 from nodecast.traces.trace import Trace
@@ -231,7 +232,9 @@ def build(trace: Trace, api: ApiCalls, *, copy_engines_per_direction: int | None
                     format=trace.meta.format, gpus=dict(trace.meta.gpus),
                     params={"launch_latency_s": lat, "dependency_latency_s": dep, "copy_engines": engines,
                             "shared_copy_engine": shared_engine},
-                    notes=[*api.meta.notes, *notes])
+                    # The readers' notes first: what they made of the file (runs joined, units told) underlies
+                    # every result of the graph, and only the graph's notes reach replay's and forecast's output.
+                    notes=[*trace.meta.notes, *api.meta.notes, *notes])
     return graph
 
 
@@ -939,8 +942,10 @@ def _summary_notes(g, api: ApiCalls, link: np.ndarray, notes: list[str]) -> None
         notes.append(f"{n_orphans:,} of {len(orphans):,} GPU ops have no API record ({'; '.join(parts)}): "
                      "placed at their recorded offset from the previous GPU op")
     elif n_orphans:
-        notes.append(f"no API records: all {n_orphans:,} GPU ops placed at their recorded offset from the previous "
-                     "GPU op (replay reproduces the recorded timeline by construction)")
+        # About NO_API: results that keep the notes but not the graph (a comparison of targets) tell from it
+        # where end to end starts (metrics.notes_have_api).
+        notes.append(Note(f"no API records: all {n_orphans:,} GPU ops placed at their recorded offset from the "
+                          "previous GPU op (replay reproduces the recorded timeline by construction)", NO_API))
     processes = np.unique(api["process"]) if len(api) else np.zeros(0)
     if len(processes) > 1:
         notes.append(f"{len(processes)} processes: replayed together, each thread in its own program order")

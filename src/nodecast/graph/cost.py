@@ -17,11 +17,12 @@ GPU ops (kernels, copies, memsets)
 
     * ``--models`` given: the named models, in the given order;
     * else the registry's choice: ``nodecast.models.base.default_model(kind)``
-      for a kind the registry names a default for (``DEFAULT_MODELS``;
-      kernels: ``default-kernel``, the roofline where Nsight Compute metrics
-      (``--metrics``) exist and wave scaling elsewhere), else every
-      registered model of that kind that is not a baseline, in registration
-      order (copies: ``ahead`` first).
+      for a kind the registry names a default for (``DEFAULT_MODELS``: the
+      source run as calibration, each op's time on A x the model's ratio
+      B/A; copies: ``ahead-scaled``; kernels: ``default-kernel``, the
+      roofline where Nsight Compute metrics (``--metrics``) exist and wave
+      scaling elsewhere), else every registered model of that kind that is
+      not a baseline, in registration order.
 
     Ops no model handles (memsets, host-to-host copies, kernels without a
     model) keep their measured source time; ``OpCosts.kept`` lists them and

@@ -5,8 +5,10 @@ run A on node B (``nodecast.graph.forecast``, with the registry's model
 chain, as ``nodecast forecast`` does) and measures run B the same way
 (its own OpGraph and recorded timeline), then compares, in seconds:
 
-* end-to-end time: first API call to the end of the last GPU op (both runs
-  by the same definition, ``metrics.end_to_end_s``);
+* end-to-end time: first API call (first GPU op start for a run without
+  host API records) to the end of the last GPU op (both runs by the same
+  definition, ``metrics.end_to_end_s``; ``WholeRun.end_to_end_start`` says
+  which);
 * GPU-busy time, the union of GPU op intervals, summed over the GPUs;
 * GPU time per category, the sum of op durations: kernels, memsets, copies
   in all, and copies per transfer class. The kernel row gives the kernel
@@ -53,11 +55,17 @@ class WholeRun:
         """Run B's end-to-end time, measured."""
         return metrics.end_to_end_s(self.graph_b, self.measured_b)
 
+    def end_to_end_start(self) -> str:
+        """Where end to end starts (``metrics.end_to_end_start``): one phrase when both runs agree, else
+        ``first API call on A or first GPU op start on B``."""
+        a, b = metrics.end_to_end_start(self.forecast.graph), metrics.end_to_end_start(self.graph_b)
+        return a if a == b else f"{a} on A or {b} on B"
+
     def table(self) -> pd.DataFrame:
         """Rows: end to end, GPU busy, kernels, memsets, copies (all and per class); columns: on A, actual on B,
         forecast on B, error (fraction), how the forecast was made."""
         f = self.forecast
-        rows = [_row("end to end (first API call to last GPU op end)", f.measured_end_to_end_s,
+        rows = [_row(f"end to end ({self.end_to_end_start()} to last GPU op end)", f.measured_end_to_end_s,
                      self.actual_end_to_end_s, f.end_to_end_s, "replayed graph"),
                 _row("GPU busy (union of op intervals, all GPUs)", sum(f.busy_s()["measured on A"].values()),
                      sum(metrics.gpu_busy_s(self.graph_b, self.measured_b).values()),
@@ -125,9 +133,11 @@ def compare_runs(trace_a: Trace, api_a: ApiCalls, trace_b: Trace, api_b: ApiCall
     graph_b = build(trace_b, api_b)
     notes = []
     if not len(api_a) or not len(api_b):
-        which = " and ".join(label for label, api in (("A", api_a), ("B", api_b)) if not len(api))
-        notes.append(f"run {which} has no host API records: its end to end runs from its first GPU op "
-                     "(the recorded-offset fallback), not from its first API call")
+        both = not len(api_a) and not len(api_b)
+        which = "runs A and B have" if both else f"run {'A' if not len(api_a) else 'B'} has"
+        its = "their" if both else "its"
+        notes.append(f"{which} no host API records: {its} end to end runs from {its} first GPU op start "
+                     "(the recorded-offset fallback)")
     return WholeRun(fc, graph_b, measured_schedule(graph_b, trace_b, api_b), notes)
 
 

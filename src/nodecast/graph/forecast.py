@@ -21,7 +21,8 @@ network); otherwise the single pass. ``ForecastResult.replay_path`` and
 ``replay_reason`` (and a note) say which ran and why.
 
 End-to-end time (``metrics.end_to_end_s``) runs from the trace's first
-timestamp (its first API call) to the end of the last GPU op; GPU-busy
+timestamp (its first API call; its first GPU op start when it has no API
+records: ``metrics.end_to_end_label``) to the end of the last GPU op; GPU-busy
 time per device is the union of its ops' intervals. ``ForecastResult`` holds
 all of it, plus the critical paths on A (replayed) and B (forecast), the
 ops that moved the end-to-end time most, and where each op's time came
@@ -29,7 +30,9 @@ from; ``nodecast forecast`` prints it. Everything is seconds. Its notes say
 what was assumed; those about an assumption (host work kept as measured on
 A, a host assumed, ops no model handles ...) are weighed by their share of
 B's critical path (``graph.weigh``), and the decisive ones (``nodecast.notes``)
-come first in every output.
+come first in every output. ``ForecastResult.change`` says in one line what B
+kept of A and what the models moved (``graph.change``), and the replay on A
+with A's times is the unchanged case every output shows beside the forecast.
 """
 
 from __future__ import annotations
@@ -43,11 +46,13 @@ import pandas as pd
 
 from nodecast import notes as nn
 from nodecast.graph import metrics
+from nodecast.graph.change import Change, describe
 from nodecast.graph.cost import CostOptions, OpCosts, costs
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
 from nodecast.graph.result import measured_schedule
 from nodecast.graph.weigh import weigh
+from nodecast.machines.compose import node_notes
 from nodecast.notes import OPS_KEPT, Note, from_
 from nodecast.report.headline import Number
 from nodecast.report.speedup import MEANING, SPEEDUP
@@ -82,6 +87,7 @@ class ForecastResult:
     notes: list[str] = field(default_factory=list)
     replay_path: str = "single-pass"  # how B was replayed: "single-pass" or "event" (event_replay)
     replay_reason: str = ""  # why that path
+    change: Change | None = None  # what B kept of A and what it changed (``graph.change``): one line
 
     # -- whole-program values ------------------------------------------------------------------
     @property
@@ -262,6 +268,7 @@ class ForecastResult:
             "kept": records(self.kept()),
             "model_chains": self.costs.chains,
             "replay": {"path": self.replay_path, "reason": self.replay_reason},
+            "change": self.change.to_dict() if self.change is not None else None,
             "notes": nn.records(self.notes),
         }
 
@@ -295,8 +302,8 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
         low = on_target(c.low_s).schedule
         high = on_target(c.high_s).schedule
     replayed = replay(graph, graph.ops["source_dur_s"])
-    notes = [*from_(source.notes, "machine A"), *from_(target.notes, "machine B"), *from_(graph.notes, "graph"),
-             *from_(c.notes, "costs"), *from_([*shared.notes, f"replay on B: {shared.summary}"], "replay on B")]
+    notes = [*node_notes(source, target), *from_(graph.notes, "graph"), *from_(c.notes, "costs"),
+             *from_([*shared.notes, f"replay on B: {shared.summary}"], "replay on B")]
     kept = c.kept(graph)
     if kept.any():
         n_kept = int(kept.sum())
@@ -311,6 +318,7 @@ def forecast(trace: Trace, api: ApiCalls, source: Machine, target: Machine, opti
         measured=measured_schedule(graph, trace, api), replayed=replayed, forecast=fc, low=low, high=high,
         source_path=metrics.critical_path(graph, replayed), target_path=target_path,
         notes=notes, replay_path=shared.path, replay_reason=shared.reason,
+        change=describe(graph, source, target, c, options),
     )
 
 
@@ -344,12 +352,14 @@ def forecast_trace(path: str | os.PathLike[str], target: str | Machine, source: 
 
     ``source``: the node the trace was recorded on; None picks it from the
     trace's GPU name (``nodecast.machines.resolve_source``), a name is
-    checked against it.
+    checked against it. A ``target`` naming a GPU only is the source's node
+    with that GPU (``graph.targets.target_machine``).
     """
-    from nodecast.machines import load_machine, resolve_source
+    from nodecast.graph.targets import target_machine
+    from nodecast.machines import resolve_source
 
     trace, api = read_trace_and_api(path)
     src = source if source is not None and not isinstance(source, str) else \
         resolve_source(trace, source, allow_gpu_mismatch)
-    tgt = load_machine(target) if isinstance(target, str) else target
+    tgt = target_machine(target, src) if isinstance(target, str) else target
     return forecast(trace, api, src, tgt, options, copy_engines_per_direction=copy_engines_per_direction)

@@ -6,7 +6,13 @@ one):
 
 - end-to-end = end of the last GPU op - origin                              (1)
   ("first API call to last GPU op"; host calls after the last GPU op, such
-  as frees at exit, are not counted);
+  as frees at exit, are not counted). A trace without host API records
+  (nvprof GPU-trace CSV, a table of ops) has its first GPU op as origin:
+  "first GPU op start to last GPU op end". Every table and page labels the
+  span with ``end_to_end_label`` so that it says which. A file holding
+  several runs, each timed from its own start (nvprof GPU-trace CSV), is
+  joined back to back by its reader, so its end to end is the sum of the
+  runs' spans, without the untimed gaps between them (``traces.nvprof_csv``);
 - GPU-busy(d) = length of the union of the [start, end) intervals of the GPU
   ops of device d (time during which at least one kernel, copy or memset
   runs on it)                                                                (2)
@@ -26,10 +32,13 @@ one):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from nodecast import notes as nn
 
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
 from nodecast.graph.replay import Schedule
@@ -42,6 +51,32 @@ def end_to_end_s(graph: OpGraph, schedule: Schedule) -> float:
     """Equation (1): last GPU op end minus the origin (0), seconds."""
     gpu = graph.gpu_mask()
     return float(schedule.end_s[gpu].max()) if gpu.any() else 0.0
+
+
+def has_api_records(graph: OpGraph) -> bool:
+    """Whether ``graph`` holds host API records (ops of kind API): its origin is then its first API call (or an
+    earlier GPU op without API record), else its first GPU op."""
+    return bool(np.any(graph.ops["kind"] == OpKind.API))
+
+
+def notes_have_api(notes: Iterable[str]) -> bool:
+    """``has_api_records`` of the graph these notes came from, for results that keep its notes but not the graph
+    (a comparison of targets): the builder's ``notes.NO_API`` note says it has none."""
+    return not any(nn.about(n) == nn.NO_API for n in notes)
+
+
+def end_to_end_start(graph: OpGraph | bool) -> str:
+    """Where end to end (equation (1)) starts, in words: ``first API call``, or ``first GPU op start`` for a graph
+    without host API records. ``graph``: the graph, or whether it has API records (``has_api_records``) where
+    only that is known."""
+    has_api = graph if isinstance(graph, bool) else has_api_records(graph)
+    return "first API call" if has_api else "first GPU op start"
+
+
+def end_to_end_label(graph: OpGraph | bool) -> str:
+    """The end-to-end row's label: ``end to end (first API call to last GPU op end)``, or ``(first GPU op start
+    ...`` for a graph without host API records (``end_to_end_start``)."""
+    return f"end to end ({end_to_end_start(graph)} to last GPU op end)"
 
 
 def busy_s(start: np.ndarray, end: np.ndarray) -> float:

@@ -76,7 +76,7 @@ class ReplayResult:
         """End to end, then per GPU its busy time and op time: measured, replayed, error (%)."""
         import pandas as pd
 
-        rows = [{"quantity": "end to end (first API call to last GPU op end)", "measured": self.measured_end_to_end_s,
+        rows = [{"quantity": metrics.end_to_end_label(self.graph), "measured": self.measured_end_to_end_s,
                  "replayed": self.replayed_end_to_end_s, "error": 100 * self.end_to_end_error}]
         for d in sorted(self.measured_busy_s):
             rows.append({"quantity": f"GPU {d} busy (union of op intervals)", "measured": self.measured_busy_s[d],

@@ -23,7 +23,9 @@ key                what it changes on the target Machine
 =================  ===============================================================
 
 e.g. ``--to h100-pcie-server --sweep link.gen=3,4,5 --sweep link.lanes=8,16``
-forecasts six nodes. Each forecast shares the trace's OpGraph (built once);
+forecasts six nodes. A ``--to`` naming a GPU alone (no ``@HOST``) is the
+source's node with that GPU (``target_machine``): what it does not name is
+the source's. Each forecast shares the trace's OpGraph (built once);
 only the costs and the replay run per target.
 
 Running on Dask: like ``simulate``'s sweeps (``nodecast.sim.sweep``), many
@@ -52,6 +54,7 @@ from nodecast.report.words import plural
 
 if TYPE_CHECKING:
     from nodecast.graph.api import ApiCalls
+    from nodecast.graph.change import Change
     from nodecast.graph.cost import CostOptions
     from nodecast.graph.forecast import ForecastResult
     from nodecast.graph.opgraph import OpGraph
@@ -89,12 +92,38 @@ class TargetSpec:
             return self.machine
         return f"{self.machine}[{','.join(f'{k}={_fmt(v)}' for k, v in self.params)}]"
 
-    def load(self) -> Machine:
-        """The Machine of the spec with the parameters applied (InputError on a bad spec or value)."""
-        from nodecast.machines import load_machine
-
-        machine = load_machine(self.machine)
+    def load(self, source: Machine | None = None) -> Machine:
+        """The Machine of the spec with the parameters applied (InputError on a bad spec or value); a spec naming
+        a GPU only is ``source``'s node with that GPU when ``source`` is given (``target_machine``)."""
+        machine = target_machine(self.machine, source)
         return apply_params(machine, self.params) if self.params else machine
+
+
+def target_machine(spec: str, source: Machine | None = None) -> Machine:
+    """The node a ``--to`` spec names, given the source node A.
+
+    A spec naming a GPU only (a sheet key or device name, ``xN`` allowed, no
+    ``@HOST``: ``machines.compose.gpu_only_spec``) is A's node with that GPU
+    (``machines.compose.with_gpu``): A's host, host copy rate and 1-byte costs
+    are kept, only the GPUs and their host links change (``xN``: N GPUs, as
+    ``gpu.count`` does). Anything else, or any spec without ``source``, is
+    ``machines.load_machine``'s: a catalogue node, a machine file, or
+    ``GPU[xN]@HOST``, which changes the host too.
+    """
+    from nodecast.machines import load_machine
+    from nodecast.machines.compose import gpu_only_spec, node_name, with_gpu
+
+    only = gpu_only_spec(spec) if source is not None else None
+    if only is None:
+        return load_machine(spec)
+    sheet, count = only
+    machine = with_gpu(source, sheet)  # type: ignore[arg-type]
+    if count is not None and count != machine.gpu.count:
+        machine = with_gpu_count(machine, count)
+        machine = replace(machine, name=node_name(sheet, count, source),  # type: ignore[arg-type]
+                          notes=(*machine.notes, f"{plural(count, 'GPU')} (--to {spec}), A has "
+                                                 f"{source.gpu.count}"))  # type: ignore[union-attr]
+    return machine
 
 
 def _fmt(v: float) -> str:
@@ -271,15 +300,41 @@ class Comparison:
     source_machine: Machine | None = None  # the node A, as loaded (None: not known)
     #: The replay on A split along its critical path (``path_split``: path_gpu_s, path_host_s, path_other_s).
     source_path_s: dict[str, float] = field(default_factory=dict)
+    #: The row of the unchanged case (``unchanged_row``: every op at its time on A; empty: not known).
+    unchanged: dict[str, Any] = field(default_factory=dict)
+    #: Per target label: what B kept of A and what it changed (``graph.change.Change``; one line each).
+    changes: dict[str, Change] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
         """Per target: end-to-end forecast with its interval, change vs A, GPU-busy, GPU time, critical path."""
         return pd.DataFrame(self.rows)
 
-    def intervals(self) -> pd.DataFrame:
-        """Per target, the end-to-end interval on B (``low_s``, ``high_s``): NaN where no model gave one, so that
-        a table tells "no interval" (—) from one of zero width (both ends printed)."""
-        table = self.table()
+    def table_with_unchanged(self) -> pd.DataFrame:
+        """``table()`` with the unchanged case first (``UNCHANGED``: every op at its time on A, replayed), so that
+        a reader sees at once whether the models moved the answer; ``table()`` when it is not known."""
+        if not self.unchanged:
+            return self.table()
+        return pd.DataFrame([self.unchanged, *self.rows])
+
+    def change_lines(self, most: int = 6) -> list[str]:
+        """What each target kept of A and changed (``graph.change``): one line for all when they say the same,
+        else ``target: line`` for the first ``most`` targets and a count of the others (the JSON has them all)."""
+        texts = {label: change.text for label, change in self.changes.items()}
+        if not texts:
+            return []
+        if len(set(texts.values())) == 1:
+            text = next(iter(texts.values()))
+            return [f"every target: {text}" if len(texts) > 1 else text]
+        lines = [f"{label}: {text}" for label, text in list(texts.items())[:most]]
+        if len(texts) > most:
+            lines.append(f"... and {len(texts) - most:,} more targets (--json: changes)")
+        return lines
+
+    def intervals(self, table: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Per target (per row of ``table``, default ``table()``), the end-to-end interval on B (``low_s``,
+        ``high_s``): NaN where no model gave one, so that a table tells "no interval" (—) from one of zero width
+        (both ends printed)."""
+        table = self.table() if table is None else table
         has = table["has_interval"] if "has_interval" in table else table["low_s"] != table["high_s"]
         return table[["low_s", "high_s"]].where(has.astype(bool), float("nan"))
 
@@ -356,6 +411,27 @@ def summary_row(label: str, result: ForecastResult) -> dict[str, Any]:
     return row
 
 
+def unchanged_row(result: ForecastResult) -> dict[str, Any]:
+    """The comparison-table row of the unchanged case (``UNCHANGED``): every op at its time on A, the graph
+    replayed, which is also what a target equal to A gives (the models' ratio B/A is 1). Its speed-up is measured
+    on A / replayed on A; it has no interval, and no op kept for want of a model (NaN)."""
+    from nodecast.graph.change import UNCHANGED
+    from nodecast.graph.forecast import REPLAYED
+    from nodecast.report.speedup import speedup as time_ratio
+
+    cats = result.categories()
+
+    def cat_sum(prefix: str) -> float:
+        return float(cats.loc[cats["category"].str.startswith(prefix), "source_s"].sum())
+
+    e2e = result.replayed_end_to_end_s
+    return {"target": UNCHANGED, "end_to_end_s": e2e, "low_s": float("nan"), "high_s": float("nan"),
+            "has_interval": False, "speedup": time_ratio(result.measured_end_to_end_s, e2e),
+            "gpu_busy_s": float(sum(result.busy_s()[REPLAYED].values())), "kernels_s": cat_sum("kernels"),
+            "copies_s": cat_sum("copies"), "memsets_s": cat_sum("memsets"), **source_split(result),
+            "kept_ops": float("nan")}
+
+
 def comparison_of(results: Sequence[tuple[str, ForecastResult]]) -> Comparison:
     """A Comparison of forecasts already made (``(label, result)``, one trace and source node)."""
     first = results[0][1]
@@ -364,7 +440,9 @@ def comparison_of(results: Sequence[tuple[str, ForecastResult]]) -> Comparison:
                       replayed_end_to_end_s=first.replayed_end_to_end_s,
                       measured_busy_s=first.busy_s()["measured on A"],
                       rows=[summary_row(label, r) for label, r in results],
-                      notes={label: r.notes for label, r in results}, source_path_s=source_split(first))
+                      notes={label: r.notes for label, r in results}, source_path_s=source_split(first),
+                      unchanged=unchanged_row(first),
+                      changes={label: r.change for label, r in results if r.change is not None})
 
 
 #: Worker-process cache of built graphs, by a token the client draws per comparison.
@@ -385,10 +463,11 @@ def _forecast_one(spec: TargetSpec, trace: Trace, api: ApiCalls, source_spec: st
             _GRAPHS[token] = build(trace, api, copy_engines_per_direction=copy_engines)
         graph = _GRAPHS[token]
     source = resolve_source(trace, source_spec, allow)
-    result = forecast(trace, api, source, spec.load(), options, graph=graph)
+    result = forecast(trace, api, source, spec.load(source), options, graph=graph)
     base = {"source": source.name, "measured_end_to_end_s": result.measured_end_to_end_s,
             "replayed_end_to_end_s": result.replayed_end_to_end_s,
-            "measured_busy_s": result.busy_s()["measured on A"], "source_path_s": source_split(result)}
+            "measured_busy_s": result.busy_s()["measured on A"], "source_path_s": source_split(result),
+            "unchanged": unchanged_row(result), "change": result.change}
     return summary_row(spec.label, result), result.notes, base
 
 
@@ -417,9 +496,9 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
         from nodecast.sim.sweep import require_dask
 
         require_dask(address)
-    for spec in specs:  # every spec and parameter checked up front: a bad one fails before any work
-        spec.load()
     source_machine = resolve_source(trace, source, allow_gpu_mismatch)
+    for spec in specs:  # every spec and parameter checked up front: a bad one fails before any work
+        spec.load(source_machine)
     graph = build(trace, api, copy_engines_per_direction=copy_engines_per_direction)
     options = _with_chain(options)
     if jobs is None:  # without Dask (the 'parallel' extra), one at a time here
@@ -440,7 +519,10 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
                       replayed_end_to_end_s=base["replayed_end_to_end_s"],
                       measured_busy_s=base["measured_busy_s"], rows=[row for row, _, _ in out],
                       notes={spec.label: notes for spec, (_, notes, _) in zip(specs, out, strict=True)},
-                      specs=list(specs), source_machine=source_machine, source_path_s=base["source_path_s"])
+                      specs=list(specs), source_machine=source_machine, source_path_s=base["source_path_s"],
+                      unchanged=base["unchanged"],
+                      changes={spec.label: b["change"] for spec, (_, _, b) in zip(specs, out, strict=True)
+                               if b["change"] is not None})
 
 
 def _with_chain(options: CostOptions | None) -> CostOptions:

@@ -16,6 +16,12 @@ A name that matches two sheets at the same step is an error listing them; a
 name that matches none returns None (``match_sheet``) or raises
 (``find_sheet``). No edit-distance or prefix matching: ``A100`` alone matches
 no sheet, since both 40 GB and 80 GB A100s exist.
+
+Generic names match nothing (``is_generic_gpu_name``): NVIDIA drivers name a
+board they do not know (pre-release, unlisted) "Graphics Device", and readers
+write "device N" where a trace records no name. Such a name says nothing of
+the product, so it is told apart by the properties the trace records
+(``nodecast.machines.properties``), and no sheet may list it.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ BRAND_WORDS = frozenset({"nvidia", "geforce", "tesla", "amd"})
 #: Trailing words naming a virtual function of the same GPU (SR-IOV), not another product.
 VIRTUAL_SUFFIXES = frozenset({"vf"})
 _WORD = re.compile(r"[a-z0-9]+")
+#: Normalised names that identify no product: the driver's name for boards it does not know, and the readers'
+#: "device N" placeholder for a device the trace names not at all.
+_GENERIC = re.compile(r"(graphicsdevice|device\d*|gpu\d*)")
 
 
 def normalise_gpu_name(name: str) -> str:
@@ -46,16 +55,24 @@ def normalise_gpu_name(name: str) -> str:
     return "".join(words)
 
 
+def is_generic_gpu_name(name: str) -> bool:
+    """Whether a device name identifies no product ("Graphics Device", "NVIDIA Graphics Device", "device 0")."""
+    return bool(_GENERIC.fullmatch(normalise_gpu_name(name)))
+
+
 @dataclass(frozen=True)
 class SheetMatch:
-    """A sheet found for a device name, and how: ``exact`` or ``normalised`` (see the module docstring)."""
+    """A sheet found for a device name, and how: ``exact``, ``normalised`` (see the module docstring) or
+    ``properties`` (a generic name told apart by what the trace records, said in ``detail``)."""
 
     sheet: GpuSheet
     how: str
+    detail: str = ""
 
     def describe(self, name: str) -> str:
         """``'NVIDIA GeForce RTX 3090' is data sheet rtx-3090 (NVIDIA GeForce RTX 3090; exact device name)``."""
-        how = "exact device name" if self.how == "exact" else "name match ignoring case, punctuation and brand words"
+        how = {"exact": "exact device name", "properties": self.detail}.get(
+            self.how, "name match ignoring case, punctuation and brand words")
         return f"{name!r} is data sheet {self.sheet.key} ({self.sheet.name}; {how})"
 
 
@@ -71,8 +88,10 @@ def match_sheet(name: str, sheets: Sequence[GpuSheet] | None = None) -> SheetMat
     Raises InputError when two or more sheets match at the same step. Without
     ``sheets``, the catalogue's sheets that load are searched; when none
     matches and a sheet failed to load, that sheet's error is raised (it may
-    have been the one).
+    have been the one). A generic name (``is_generic_gpu_name``) matches no sheet.
     """
+    if is_generic_gpu_name(name):
+        return None
     if sheets is None:
         from nodecast.machines.sheets import loadable_sheets
 

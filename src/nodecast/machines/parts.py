@@ -72,7 +72,10 @@ class TargetLimits:
     registers, allocated per warp; shared memory in bytes.
     ``warp_schedulers_per_sm``: warp instructions an SM issues per clock with
     one per scheduler; ``dispatch_units_per_scheduler``: instructions one
-    scheduler can issue per clock from one warp (dual issue: 2).
+    scheduler can issue per clock from one warp (dual issue: 2);
+    ``issue_clocks_per_warp_instruction``: clocks one scheduler takes to issue
+    a warp instruction to all 32 threads (Fermi: 2, its schedulers feed 16
+    lanes each; None = 1, every later NVIDIA target).
     """
 
     target: str
@@ -95,6 +98,7 @@ class TargetLimits:
     simds_per_cu: int | None = None
     warp_schedulers_per_sm: int | None = None
     dispatch_units_per_scheduler: int | None = None
+    issue_clocks_per_warp_instruction: int | None = None
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY, compare=False)
     path: Path | None = field(default=None, compare=False)
 

@@ -14,6 +14,12 @@ Traces record their GPUs' device names (``Trace.meta.gpus``, e.g.
   boost clock and DRAM bandwidth (a V100 SXM2 16 GB trace on a 32 GB node).
   A GPU that no sheet describes cannot be checked; a note says so.
 
+A GPU with a generic name ("Graphics Device", which NVIDIA drivers give boards
+they do not know) matches no sheet by name: the compute capability, SM count
+and memory the trace records for it pick the sheet (``nodecast.machines.
+properties``), and the note says so; when they are not recorded or do not
+decide, omitting ``--from`` is an InputError asking for it.
+
 The returned Machine carries these notes in ``Machine.notes``.
 """
 
@@ -24,10 +30,12 @@ from dataclasses import replace
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.machines.names import SheetMatch, match_sheet, normalise_gpu_name
+from nodecast.machines.names import SheetMatch, is_generic_gpu_name, match_sheet, normalise_gpu_name
 from nodecast.machines.parts import GpuSheet
+from nodecast.machines.properties import match_by_properties
 from nodecast.machines.schema import Machine
 from nodecast.notes import GPU_MISMATCH, Note
+from nodecast.traces.device_properties import GpuProperties
 
 
 def trace_gpu_names(trace: Any) -> dict[int, str]:
@@ -42,6 +50,35 @@ def trace_gpu_names(trace: Any) -> dict[int, str]:
         return {i: str(v) for i, v in enumerate(gpus) if str(v).strip()}
     msg = f"cannot read GPU names from {type(trace).__name__}"
     raise TypeError(msg)
+
+
+def trace_gpu_properties(trace: Any) -> dict[int, GpuProperties]:
+    """Device index -> the properties a Trace (or TraceMeta) records of that GPU; empty when it records none."""
+    meta = getattr(trace, "meta", trace)
+    props = getattr(meta, "gpu_properties", None)
+    return {int(k): v for k, v in props.items() if isinstance(v, GpuProperties)} if isinstance(props, Mapping) else {}
+
+
+def _recorded(name: str, names: Mapping[int, str], properties: Mapping[int, GpuProperties]) -> GpuProperties | None:
+    """What the trace records of the (first) device named ``name``; None when nothing is."""
+    return next((properties[d] for d, n in names.items() if n == name and d in properties
+                 and properties[d].known()), None)
+
+
+def _generic_match(name: str, names: Mapping[int, str], properties: Mapping[int, GpuProperties],
+                   where: str | None, option: str, hint: str) -> SheetMatch:
+    """The sheet of a generically named GPU from its recorded properties; InputError when they do not decide."""
+    why = f"the trace's GPU is named {name!r}, a generic name drivers give boards they do not know"
+    props = _recorded(name, names, properties)
+    if props is None:
+        raise InputError(f"{why}, and the trace records nothing else to tell which GPU it is", path=where,
+                         key=option, hint=hint)
+    hit, fits = match_by_properties(props)
+    if hit is not None:
+        return hit
+    found = (f"{len(fits)} data sheets: {', '.join(sorted(s.key for s in fits))}" if fits else "no data sheet")
+    raise InputError(f"{why}; the {props.describe()} the trace records for it fit {found}", path=where,
+                     key=option, hint=hint)
 
 
 def _used(trace: Any, names: dict[int, str]) -> dict[int, str]:
@@ -82,17 +119,23 @@ def machine_sheet(machine: Machine) -> GpuSheet | None:
 
 
 def _pick(names: dict[int, str], used: dict[int, str], where: str | None,
-          option: str) -> tuple[str, SheetMatch, int]:
+          option: str, properties: Mapping[int, GpuProperties] | None = None) -> tuple[str, SheetMatch, int]:
     """The one GPU model the trace ran on: (name, its sheet match, GPUs of that name in the node).
 
-    ``names`` are every GPU the trace lists, ``used`` those it has ops on.
+    ``names`` are every GPU the trace lists, ``used`` those it has ops on, ``properties`` what the trace records
+    of each (used for generically named GPUs).
     """
-    hint = f"Give {option} MACHINE (a catalogue name, a machine file, or GPU[xN][@HOST]; nodecast machines list)"
+    machine = f"{option} MACHINE (a catalogue name, a machine file, or GPU[xN][@HOST]; nodecast machines list)"
+    hint = f"Give {machine}"
     if not names:
         raise InputError(f"the trace records no GPU name, so {option} cannot be picked from it", path=where,
                          key=option, hint=hint)
     matches: dict[str, SheetMatch] = {}
     for name in dict.fromkeys(used.values()):
+        if is_generic_gpu_name(name):
+            matches[name] = _generic_match(name, used, properties or {}, where, option,
+                                           f"Name the GPU it ran on: {machine}")
+            continue
         hit = match_sheet(name)
         if hit is None:
             raise InputError(f"no GPU data sheet matches the trace's GPU {name!r}", path=where, key=option,
@@ -128,8 +171,9 @@ def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *
     names = trace_gpu_names(trace)
     used = _used(trace, names)
     where = _where(trace)
+    properties = trace_gpu_properties(trace)
     if spec is None:
-        name, hit, count = _pick(names, used, where, option)
+        name, hit, count = _pick(names, used, where, option, properties)
         node = NodeSpec(hit.sheet, count, default_host_for(hit.sheet), host_assumed=True)
         machine = compose_machine(node)
         why = f"{option} omitted: the trace's GPU {hit.describe(name)}; node {machine.name}"
@@ -140,18 +184,26 @@ def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *
                     f" (the trace lists {listed} such GPUs, ops ran on GPU 0 only)")
         return replace(machine, notes=(why, *machine.notes))
     machine = load_machine(spec)
-    return replace(machine, notes=machine.notes + tuple(check_gpu(machine, used, where, allow_mismatch, option)))
+    return replace(machine, notes=machine.notes + tuple(check_gpu(machine, used, where, allow_mismatch, option,
+                                                                  properties=properties)))
 
 
 def check_gpu(machine: Machine, names: Mapping[int, str], where: str | None = None,
-              allow_mismatch: bool = False, option: str = "--from") -> list[str]:
-    """Notes from checking ``machine``'s GPU against the trace's GPU ``names``; InputError on a mismatch."""
+              allow_mismatch: bool = False, option: str = "--from",
+              properties: Mapping[int, GpuProperties] | None = None) -> list[str]:
+    """Notes from checking ``machine``'s GPU against the trace's GPU ``names``; InputError on a mismatch.
+
+    A generically named GPU is compared through the sheet its recorded ``properties`` pick, when they pick one.
+    """
     if not names:
         return [f"the trace records no GPU name: {option} {machine.name} not checked against it"]
     mine = machine_sheet(machine)
     notes = []
     for name in dict.fromkeys(names.values()):
         hit = _quiet_match(name)
+        props = _recorded(name, names, properties or {}) if hit is None and is_generic_gpu_name(name) else None
+        if props is not None:
+            hit = match_by_properties(props)[0]
         theirs = None if hit is None else hit.sheet
         if theirs is not None and mine is not None:
             if theirs.key == mine.key:

@@ -20,6 +20,7 @@ from typing import Any
 from nodecast.errors import InputError
 from nodecast.machines.catalogue_files import find_file, read_toml
 from nodecast.machines.comments import value_comments
+from nodecast.machines.names import is_generic_gpu_name
 from nodecast.machines.parts import HOST_LINK_KINDS, PEAK_KEYS, VENDORS, GpuSheet, SheetLink, TargetLimits
 from nodecast.machines.reader import Reader
 from nodecast.machines.schema import MAX_CONCURRENT_KERNELS, MAX_COPY_ENGINES
@@ -83,6 +84,7 @@ _TARGET_INTS: dict[str, tuple[int, int]] = {
     "simds_per_cu": (1, 16),
     "warp_schedulers_per_sm": (1, 16),
     "dispatch_units_per_scheduler": (1, 8),
+    "issue_clocks_per_warp_instruction": (1, 4),
 }
 
 
@@ -258,6 +260,12 @@ def sheet_from_dict(data: dict[str, Any], path: Path | str, text: str = "",
     if limits.vendor != vendor:
         raise r.fail("target", f"{target!r} is an {limits.vendor} target but the sheet's vendor is {vendor!r}")
     peaks, measured = _levels(r, bounded["dram_bandwidth_bps"])  # type: ignore[arg-type]
+    generic = [n for n in r.strings("device_names") or () if is_generic_gpu_name(n)]
+    if generic:
+        raise r.fail("device_names", f"{generic[0]!r} is a generic name (drivers give it to boards they do not know, "
+                                     "readers to unnamed devices): it identifies no product",
+                     hint="List only the names the driver gives this product; a trace of a generically named GPU "
+                          "is told apart by its recorded compute capability, SMs and memory")
     return GpuSheet(
         key=key,  # type: ignore[arg-type]
         name=r.string("name"),  # type: ignore[arg-type]

@@ -85,15 +85,29 @@ def _load_builtin_models() -> None:
     import nodecast.models.baselines  # noqa: F401
     import nodecast.models.kernel_baselines  # noqa: F401
     import nodecast.models.kernel_default  # noqa: F401
+    import nodecast.models.kernel_learned  # noqa: F401
     import nodecast.models.kernel_wave  # noqa: F401
     import nodecast.models.roofline  # noqa: F401
     import nodecast.models.scaled  # noqa: F401
     import nodecast.models.transfer  # noqa: F401
 
 
-#: The model each kind of op gets when the caller names none (``default_model``). Kernels: roofline where
-#: Nsight Compute metrics exist, wave scaling elsewhere (``nodecast.models.kernel_default``).
-DEFAULT_MODELS: dict[str, str] = {"kernel": "default-kernel"}
+#: The model each kind of op gets when the caller names none (``default_model``). The source run is the
+#: calibration by default: each op's time on B is its time measured on A times the model's ratio B/A, so that
+#: what B does not change keeps its measured time and ``--from X --to X`` gives A's times back. Copies:
+#: ``ahead-scaled`` (``nodecast.models.scaled``: measured time x ahead(B) / ahead(A)); kernels: roofline where
+#: Nsight Compute metrics exist, wave scaling elsewhere, both as ratios on the measured time
+#: (``nodecast.models.kernel_default``). The absolute models (``ahead``: data sheets alone) serve where nothing
+#: was measured (``curves``, ``simulate``) and stay selectable (``--models ahead``).
+DEFAULT_MODELS: dict[str, str] = {"transfer": "ahead-scaled", "kernel": "default-kernel"}
+
+
+def is_absolute(model: Model) -> bool:
+    """Whether ``model`` predicts an op's time from the machines alone (``absolute = True``: ``ahead``, the
+    bandwidth baselines), rather than as the time measured on the source times its ratio B/A (every model
+    without the attribute: the source-scaled copies, the kernel models). Reports say which ops moved by a ratio
+    and which an absolute model set."""
+    return bool(getattr(model, "absolute", False))
 
 
 def default_model(kind: str) -> Model:

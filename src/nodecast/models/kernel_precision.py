@@ -12,6 +12,14 @@ Kernel names carry their precision in three ways, all read here (case-insensitiv
   ``_MI16x16x1_`` (AMD MFMA), and flash-attention kernels (``flash_fwd``...,
   which are built on ``mma``).
 
+A name that says the kernel runs on the CUDA cores is vector work even when it
+also carries a tensor-core marker: cuBLAS's FP32 GEMMs on Ampere and later are
+``sm80_xmma_gemm_f32f32_..._ffma_...`` (``xmma`` is the library, ``ffma`` the
+instruction), CUTLASS names its CUDA-core kernels ``_simt_``, cuBLAS its FP32
+ones ``*_sgemm_*``. SIMT markers: ``simt``, the FMA instructions ``ffma``,
+``hfma2``, ``dfma``, and ``sgemm``. Reading such a kernel at the TF32 tensor
+peak would make it look 8-16x slower than the hardware allows.
+
 A name may mention several types (``gemm_bf16bf16_bf16f32_f32``: BF16 inputs,
 FP32 accumulation; ``layer_norm<c10::BFloat16, float>``): the narrowest input
 type wins, in the order FP8, INT8, BF16, FP16, TF32, FP64, FP32, because the
@@ -43,6 +51,9 @@ _TYPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((key, re.compile(rx, re.
 #: Tensor-core (matrix-core) markers.
 _TENSOR = re.compile(r"(?<![a-z])tensorop(?=_)|hmma|imma|dmma|xmma|wgmma|gmma|[shdi](884|1688|16816|8816)|"
                      r"tensor\d+x\d+x\d+|_MI\d+x\d+x\d+_|flash_fwd|flash_bwd|fmha", re.IGNORECASE)
+#: CUDA-core (SIMT) markers: they win over ``_TENSOR`` (module docstring). ``sgemm`` must start a token so that
+#: tensor-core ``s1688gemm``-style shapes never match; the FMA instructions are whole tokens.
+_SIMT = re.compile(r"simt|(?<![a-z])(ffma|hfma2|dfma)(?![a-z])|(?<![a-z0-9])sgemm", re.IGNORECASE)
 #: Vector precision -> the tensor peak its tensor-core form uses.
 _TENSOR_OF = {"fp8": "fp8_tensor", "int8": "int8_tensor", "bf16": "bf16_tensor", "fp16": "fp16_tensor",
               "tf32": "tf32_tensor", "fp64": "fp64_tensor", "fp32": "tf32_tensor", None: "fp16_tensor"}
@@ -55,7 +66,7 @@ def name_precision(name: str | None) -> str | None:
     if not name:
         return None
     found = next((key for key, rx in _TYPES if rx.search(name)), None)
-    if _TENSOR.search(name):
+    if _TENSOR.search(name) and not _SIMT.search(name):
         return _TENSOR_OF[found]
     if found in _NO_VECTOR_PEAK:
         return None

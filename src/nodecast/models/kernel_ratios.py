@@ -16,8 +16,11 @@
   Hopper 128 of 128; ``issue_lanes``) and its instruction rate for kernels
   whose name says no precision ``warp_schedulers_per_sm x warp_size``
   thread-instructions per clock (``issue_slots``), both from the targets'
-  limit files (``machines/gpus/targets``); a target without scheduler counts
-  (sm_21, AMD) leaves the clock ratio as before;
+  limit files (``machines/gpus/targets``). Fermi's schedulers feed half a
+  warp per clock ("Compute Capability 2.x": a warp instruction is issued
+  "over two clock cycles"; ``issue_clocks_per_warp_instruction`` = 2), so
+  sm_21 issues 2 x 32 / 2 = 32 thread-instructions per clock, 32 of its 48
+  lanes; a target without scheduler counts (AMD) leaves the clock ratio;
 * compute ratio of a launch (the ``flops-ratio`` baseline without metrics):
   FP32 kernels ``(SMs x f x issue_lanes)_s / (...)_t``, kernels whose name
   says no precision ``(SMs x f x issue_slots)_s / (...)_t``, both falling back
@@ -75,10 +78,11 @@ def sm_clock_ratio(source: Machine, target: Machine) -> float:
 
 
 def issue_slots(limits: TargetLimits | None) -> int | None:
-    """Thread-instructions an SM issues per clock, one warp instruction per scheduler; None when not known."""
+    """Thread-instructions an SM issues per clock, one warp instruction per scheduler, spread over
+    ``issue_clocks_per_warp_instruction`` clocks (Fermi's schedulers feed 16 lanes each: 2); None when not known."""
     if limits is None or limits.warp_schedulers_per_sm is None:
         return None
-    return limits.warp_schedulers_per_sm * limits.warp_size
+    return limits.warp_schedulers_per_sm * limits.warp_size // (limits.issue_clocks_per_warp_instruction or 1)
 
 
 def issue_lanes(limits: TargetLimits | None) -> int | None:

@@ -30,7 +30,10 @@ each (``pageable.host_copy_rates``); their median, per direction, replaces the
 source's rate in ``M(op, source)``, with a note. Otherwise a catalogue rate
 that the source's copies do not show (Titan's host-to-device copies stage at
 2.6 GB/s, its catalogue says 3.83 from its device-to-host copies) would scale
-every projection by the catalogue's error instead of cancelling it.
+every projection by the catalogue's error instead of cancelling it. Where the
+target keeps the source's host (``machines.compose.same_host``: ``--to``
+naming a GPU alone), the rate replaces the target's too: its host is the one
+the run measured.
 
 Which to use when (docs/transfers.md says so too): the scaled model when a trace of
 the source exists and the target is a change of parts that *M* describes
@@ -50,6 +53,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nodecast.machines.compose import same_host
 from nodecast.machines.schema import Measured
 from nodecast.models import pageable
 from nodecast.models.base import ModelResult, register
@@ -126,6 +130,12 @@ class SourceScaledModel:
         on_source, source_notes = self._calibrated(trace, source, source, rates)
         if target == source:  # the same node: what the run calibrates holds on both sides, and the ratio is 1
             on_target = on_source
+        elif rates and same_host(source, target):
+            # B keeps A's host (another GPU only): the host copy rate the run measured is B's too, so that it
+            # cancels in the ratio instead of B staging at the catalogue's rate and A at the measured one.
+            on_target, _ = self._calibrated(trace, source, target, rates)
+            source_notes = [*source_notes, f"the same rate{'s' if len(rates) > 1 else ''} on {target.name}, "
+                                           f"which has {source.name}'s host"]
         handled = on_target.handled
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = on_target.time_s / on_source.time_s
@@ -152,7 +162,12 @@ class SourceScaledModel:
             high = np.fmax(np.fmax(ends[0], ends[1]), time_s)
             # time_s is the pageable end; the pinned end is the other one of each copy's interval
             pinned = np.where(np.isclose(time_s, low), high, low)
-            notes.append(unknown_host_note(unknown, None, time_s, pinned))
+            if unknown.any() and np.allclose(time_s[unknown], pinned[unknown], rtol=1e-9, atol=0.0):
+                # Not an assumption the answer rests on: both kinds scale the measured time alike.
+                notes.append(f"{plural(int(unknown.sum()), 'copy', 'copies')} {UNKNOWN_HOST_NOTE}: "
+                             f"{self.base.name}'s ratio B/A, and so their time on B, is the same either way")
+            else:
+                notes.append(unknown_host_note(unknown, None, time_s, pinned))
         elif unknown.any():
             notes.append(unknown_host_note(unknown, self.host_memory, time_s, None))
         return ModelResult(self.name, time_s, low_s=low, high_s=high, notes=notes)

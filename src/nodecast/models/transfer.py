@@ -322,6 +322,8 @@ class TransferModelBase(ABC):
     name: ClassVar[str]
     kind: ClassVar[str] = "transfer"
     baseline: ClassVar[bool] = False
+    #: The time comes from the machines alone, not from the source's measured time (``base.is_absolute``).
+    absolute: ClassVar[bool] = True
     description: ClassVar[str]
     include_latency: ClassVar[bool] = True
 

@@ -16,7 +16,18 @@ import numpy as np
 from nodecast import out_of_memory
 from nodecast.errors import InputError
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import _DEFAULTS, COLUMNS, NOT_RECORDED, Trace, TraceMeta
+from nodecast.traces.op_classes import DType, OpClass
+from nodecast.traces.trace import (
+    _DEFAULTS,
+    COLUMNS,
+    NOT_RECORDED,
+    SHAPE_COLUMNS,
+    WORK_COLUMNS,
+    Trace,
+    TraceMeta,
+    default_column,
+    is_constant,
+)
 
 # Reusing trace.py's defaults keeps one definition of "absent" per column.
 _FILL = {name: _DEFAULTS.get(name, 0) for name in COLUMNS}
@@ -25,7 +36,10 @@ _FILL = {name: _DEFAULTS.get(name, 0) for name in COLUMNS}
 def allocate(n: int) -> dict[str, np.ndarray]:
     """One buffer per Trace column, ``n`` rows, holding each column's default."""
     out_of_memory.note_gpu_ops(n)  # every reader allocates here first: the size an out-of-memory line gives
-    return {name: np.full(n, _FILL[name], dtype=dtype) for name, dtype in COLUMNS.items()}
+    # What an op computes (WORK_COLUMNS) most readers do not fill: one shared read-only value, no memory per op
+    # (a reader that fills one, the op-table and Kineto readers, assigns a new array).
+    return {name: default_column(name, n) if name in WORK_COLUMNS else np.full(n, _FILL[name], dtype=dtype)
+            for name, dtype in COLUMNS.items()}
 
 
 def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Trace:
@@ -41,7 +55,8 @@ def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Tr
         order = np.lexsort((cols["start_ns"], cols["device"]))
         if np.any(order[1:] < order[:-1]):
             for name in cols:
-                cols[name] = cols[name][order]
+                if not is_constant(cols[name]):  # one shared value needs no sorting
+                    cols[name] = cols[name][order]
         del order
     return Trace.from_columns(cols, names, meta, sort=False)
 
@@ -82,6 +97,34 @@ def check_ops(cols: dict[str, np.ndarray], path: str | None) -> None:
             path=path or None,
             hint="The file is damaged or was edited; export or record the trace again",
         )
+    _check_work(cols, path)
+
+
+def _check_work(cols: dict[str, np.ndarray], path: str | None) -> None:
+    """InputError naming the first WORK_COLUMNS value no reader writes: a negative or infinite ``flops`` or
+    ``work_bytes`` (NaN is "unknown"), a shape or group size below -1 ("not recorded"), a code that names no
+    OpClass or DType. A column holding one shared default is checked once, not per op."""
+    n = len(cols["kind"])
+    checks = [(name, lambda v: ~np.isnan(v) & ((v < 0) | np.isinf(v)), "a negative or infinite value")
+              for name in ("flops", "work_bytes")]
+    checks += [(name, lambda v: v < NOT_RECORDED, f"a value below {NOT_RECORDED} (not recorded)")
+               for name in (*SHAPE_COLUMNS, "gpus")]
+    checks += [(name, lambda v, top=len(enum): (v < 0) | (v >= top), f"a code outside 0..{len(enum) - 1} "
+                f"({enum.__name__})") for name, enum in (("op_class", OpClass), ("dtype", DType))]
+    for name, test, what in checks:
+        column = cols.get(name)
+        if column is None or not n:
+            continue
+        bad = test(column[:1] if is_constant(column) else column)
+        count = int(np.count_nonzero(bad)) * (n if is_constant(column) else 1)
+        if count:
+            i = int(np.argmax(bad))
+            raise InputError(
+                f"{count:,} of {n:,} GPU ops have {what} in {name!r} (first: {column[i].item()!r} at start "
+                f"{int(cols['start_ns'][i])} ns)",
+                path=path or None,
+                hint="The file is damaged or was edited; export or record the trace again",
+            )
 
 
 #: CUPTI kernel-record column (nsys and nvprof SQLite) -> Trace occupancy column.

@@ -7,10 +7,13 @@ first bytes             format
 ======================  ==========================================================
 ``SQLite format 3\\0``   nsys export (``StringIds`` + CUPTI tables) or nvprof
                         database (``StringTable`` + CUPTI tables)
-``PAR1``                a Trace written by nodecast (``nodecast convert``)
+``PAR1``                a Trace written by nodecast (``nodecast convert``: nodecast's
+                        metadata in the schema), else an op table (columns ``op`` and
+                        ``device`` or ``duration_s``; ``nodecast.traces.op_table``)
 ``\\x1f\\x8b`` (gzip)     Kineto / Chrome-trace JSON, compressed
 ``{`` or ``[``          Kineto / Chrome-trace JSON
-text                    ``nvprof --print-gpu-trace --csv`` output
+text                    ``nvprof --print-gpu-trace --csv`` output, or an op table in CSV
+                        (its header row names ``op`` and ``device`` or ``duration_s``)
 ======================  ==========================================================
 
 ``sample:<stem>`` names a sample shipped in ``nodecast/data/samples``.
@@ -31,7 +34,7 @@ import numpy as np
 from nodecast import out_of_memory, paths
 from nodecast.errors import InputError
 from nodecast.inputs import input_path, named_as
-from nodecast.traces import kineto, nsys, nvprof, nvprof_csv, parquet
+from nodecast.traces import kineto, nsys, nvprof, nvprof_csv, op_table, parquet
 from nodecast.traces._sqlite import SQLITE_MAGIC, SqliteExport
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.trace import Trace, require_ops
@@ -107,7 +110,8 @@ def sample_file(stem: str) -> Traversable:
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """Name of the reader for a file, from its content: nsys, nvprof, kineto, nvprof-csv or parquet."""
+    """Name of the reader for a file, from its content: nsys, nvprof, kineto, nvprof-csv, parquet, arrow or
+    op-table."""
     path = input_path(path, what="trace")  # a device refused, a pipe read through its copy (nodecast.inputs)
     if not paths.exists(path):
         raise InputError("no such file", path=path, hint="Check the path")
@@ -140,7 +144,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             hint="Export Nsight Systems reports with `nsys export --type sqlite`, or use an nvprof -o database",
         )
     if head.startswith(parquet.PARQUET_MAGIC):
-        return "parquet"
+        return _parquet_kind(path)
     if head.startswith(parquet.ARROW_MAGIC):
         return "arrow"
     if head.startswith(kineto.GZIP_MAGIC):
@@ -152,6 +156,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         sample = head.decode("utf-8", errors="replace")
         if nvprof_csv.looks_like_nvprof_csv(sample):
             return "nvprof-csv"
+        if op_table.looks_like_op_table_csv(sample):
+            return op_table.FORMAT
         if sample.startswith("kind,copy_kind,src_mem,dst_mem,bytes,start_ns"):
             raise InputError(
                 "a CSV written by `nodecast convert`: it is meant for spreadsheets and other tools, not read back",
@@ -171,6 +177,41 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
+#: Columns of the shared corpora's raw files (../shared/data/cross-gpu), which op_table converts.
+_CORPORA = {"neusight": ({"OPName", "Latency", "Device"}, "from_neusight"),
+            "aiconfigurator": ({"latency", "device", "system"}, "from_aiconfigurator")}
+
+
+def _parquet_kind(path: Path) -> str:
+    """``parquet`` (a Trace nodecast wrote, or a file its reader refuses in its own words) or ``op-table``.
+
+    Only the schema is read. A raw NeuSight or AIConfigurator file (one table
+    of many GPUs, latencies in milliseconds) is an InputError saying how to
+    make op tables of it.
+    """
+    import pyarrow as pa  # noqa: PLC0415 (pyarrow loads only for Parquet files)
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError):
+        return "parquet"  # damaged: read_parquet says so
+    if parquet.METADATA_KEY in (schema.metadata or {}):
+        return "parquet"
+    if op_table.is_op_table_header(schema.names):
+        return op_table.FORMAT
+    for corpus, (columns, function) in _CORPORA.items():
+        if columns <= set(schema.names):
+            raise InputError(
+                f"a raw {corpus} measurement file (latencies in milliseconds, several GPUs per file), not a trace "
+                "or an op table",
+                path=path,
+                hint=f"Write one op table per GPU with nodecast.traces.op_table.{function} and write_op_tables "
+                     "(docs/inputs.md, Op tables)",
+            )
+    return "parquet"
+
+
 def _hint_for(path: Path) -> str:
     name = path.name.lower()
     if name.endswith((".nsys-rep", ".qdrep")):
@@ -182,7 +223,8 @@ def _hint_for(path: Path) -> str:
         return "This is an Nsight Compute report, which holds no timeline"
     return (
         "nodecast reads nsys SQLite exports, nvprof databases (.nvvp), Kineto/PyTorch-profiler JSON (.json, .json.gz), "
-        "nvprof --print-gpu-trace --csv output and its own Arrow and Parquet files"
+        "nvprof --print-gpu-trace --csv output, op tables (CSV or Parquet with columns device, op, duration_s) "
+        "and its own Arrow and Parquet files"
     )
 
 
@@ -193,6 +235,7 @@ _READERS = {
     "nvprof-csv": nvprof_csv.read_nvprof_csv,
     "parquet": parquet.read_parquet,
     "arrow": parquet.read_arrow,
+    op_table.FORMAT: op_table.read_op_table,
 }
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from nodecast.traces import _common
 from nodecast.traces._sqlite import SqliteExport
+from nodecast.traces.device_properties import GpuProperties, nvidia_properties
 from nodecast.traces.kinds import MemKind, OpKind
 from nodecast.traces.trace import Trace, TraceMeta
 from nodecast.values import as_int, as_ints
@@ -80,7 +81,8 @@ def _read(db: SqliteExport) -> Trace:
         notes.append("no CPU API call matched a GPU op by correlationId")
     if names:
         notes.append("kernel names are mangled, as nvprof stores them")
-    meta = TraceMeta(source=str(db.path), format=FORMAT, profiler=_profiler(db), gpus=_gpus(db), notes=notes)
+    meta = TraceMeta(source=str(db.path), format=FORMAT, profiler=_profiler(db), gpus=_gpus(db), notes=notes,
+                     gpu_properties=_gpu_properties(db))
     return _common.finish(cols, names, meta)
 
 
@@ -190,3 +192,22 @@ def _gpus(db: SqliteExport) -> dict[int, str]:
             name = strings.get(name, f"device {dev}")
         gpus[dev] = f"device {dev}" if name is None else str(name)
     return dict(sorted(gpus.items()))
+
+
+#: CUPTI device-record columns that tell a GPU apart when its name does not (``GpuProperties``).
+_PROPERTY_COLUMNS = ("computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors", "globalMemorySize")
+
+
+def _gpu_properties(db: SqliteExport) -> dict[int, GpuProperties]:
+    """Compute capability, SM count and memory per device id from CUPTI's device record; columns a schema lacks,
+    and values that are not positive integers, are left unknown (they only help tell a nameless GPU apart)."""
+    columns = db.columns(DEVICE)
+    if "id" not in columns:
+        return {}
+    exprs = ", ".join(f'"{c}"' if c in columns else "NULL" for c in _PROPERTY_COLUMNS)
+    out = {}
+    for row, (dev, major, minor, sms, memory) in enumerate(db.rows(f"SELECT id, {exprs} FROM {DEVICE}"), 1):
+        props = nvidia_properties(major, minor, sms, memory)
+        if props.known():
+            out[as_int(dev, path=db.path, field=f"{DEVICE}.id", row=row)] = props
+    return dict(sorted(out.items()))

@@ -32,10 +32,24 @@ Decisions:
   SMem`` (per block, in the units row's unit) as the occupancy columns;
   the CSV has no local-memory column (``NOT_RECORDED``).
 - Times are converted to integer ns from the unit of their block.
-- Runs are separate processes, each with its own time origin, so their
-  times overlap. To keep one timeline, a run that would start before the
-  previous run ended is shifted to start where the previous one ended; the
-  shift is recorded in ``meta.notes``.
+- Several runs in one file (``nvprof ... >> file`` once per input size, as
+  in the K40c sample): each is a separate process whose Start column counts
+  from its own start, so the time between two runs was measured by no
+  clock: read as is, a later run may overlap the one before it or leave a
+  gap that is only the difference of two unrelated origins. A run begins at
+  each header block, and also where a row starts before the row above it in
+  the same block (runs pasted without their header: nvprof prints a run's
+  rows in start order, which no file of the kernel zoo breaks). The runs are
+  joined back to back, in file order: each is shifted, as a whole, to start
+  where the previous one ended, so the ops of a run keep their times
+  relative to each other and the trace's end to end is the sum of the runs'
+  spans (first GPU op start to last GPU op end of each), which is what a
+  performance engineer timing the runs one after another would add up; the
+  time between runs (process start-up, the shell) is not counted because
+  the file does not hold it. A note (``nodecast.notes.RUNS_JOINED``) says
+  so, weighed by the share of the joined end to end that lies after the
+  first run (all of it rests on the joining), so that ``replay`` and
+  ``forecast`` print it whenever the later runs are more than 3 % of it.
 - Kernel rows end with `` [N]``, the correlation id of the launching API
   call: it becomes ``correlation`` and is cut from the name. A
   ``Correlation_ID`` column (newer nvprof) wins when present.
@@ -62,8 +76,10 @@ from typing import Any
 
 import numpy as np
 
+from nodecast import notes as nn
 from nodecast.errors import InputError
 from nodecast.inputs import read_input
+from nodecast.report.words import plural
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
@@ -115,7 +131,7 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     notes: list[str] = []
     blocks, trailers = _blocks(text, path)
     if trailers:
-        notes.append(f"{trailers} run(s) printed nvprof's 'No kernels were profiled.'")
+        notes.append(f"{plural(trailers, 'run')} printed nvprof's 'No kernels were profiled.'")
     api_blocks = [b for b in blocks if "Device" not in b[0]]
     if api_blocks:
         notes.append(f"ignored {sum(len(b[2]) for b in api_blocks)} API-trace rows (no CPU API times from CSV)")
@@ -127,7 +143,7 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     skipped = sum(op is None for op in ops)
     if skipped:
         notes.append(f"skipped {skipped} rows that are neither kernels, copies nor memsets")
-    run_of = [i for i, (_, _, body) in enumerate(blocks) for _ in body]
+    run_of, restarts = _run_of(blocks, ops)
     kept = [(op, run) for op, run in zip(ops, run_of, strict=True) if op is not None]
     n = len(kept)
     cols = _common.allocate(n)
@@ -147,7 +163,9 @@ def read_nvprof_csv(path: str | Path) -> Trace:
                     hint="The file may be damaged",
                 ) from None
         runs = np.array([run for _, run in kept], dtype=np.int64)
-        _separate_runs(cols, runs, notes)
+        joined = _join_runs(cols, runs, restarts)
+        if joined is not None:
+            notes.insert(0, joined)
         name_ids, names = _common.intern_strings(fields[_FIELDS.index("name")])
         cols["name_id"][:] = name_ids
     else:
@@ -158,8 +176,6 @@ def read_nvprof_csv(path: str | Path) -> Trace:
             m = _DEVICE.match(row.get("Device", "") or "")
             if m:
                 gpus[int(m.group(2))] = m.group(1)
-    if len(blocks) > 1:
-        notes.insert(0, f"{len(blocks)} runs concatenated")
     profiler = "nvprof (--print-gpu-trace --csv)"
     meta = TraceMeta(source=str(path), format=FORMAT, profiler=profiler, gpus=gpus, notes=notes)
     return _common.finish(cols, names, meta)
@@ -365,16 +381,18 @@ def _note_bases(bases: list[tuple[int, int]], blocks: list, notes: list[str]) ->
                 if any(SIZE_POWERS.get(units.get(c, "") or "", 0) for c in ("Size", "Static SMem", "Dynamic SMem"))]
     unproven = [i for i in prefixed if bases[i][1] == 0]
     if decimal:
-        notes.append(f"sizes in decimal units (1 KB = 1000 B) in {decimal} of {len(bases)} run(s): "
+        notes.append(f"sizes in decimal units (1 KB = 1000 B) in {decimal} of {plural(len(bases), 'run')}: "
                      "Size / Duration equals Throughput only with base 1000")
     elif shown:
         notes.append("sizes in binary units (1 KB = 1024 B): Size / Duration equals Throughput with base 1024")
     if unproven:
-        assumed = "decimal (1 KB = 1000 B), as the file's other runs" if bases[unproven[0]][0] == 1000 else (
-            "binary (1 KB = 1024 B), as the file's other runs" if shown else "binary (1 KB = 1024 B)")
-        notes.append(f"{len(unproven)} run(s) print sizes with a unit prefix that no row of theirs tells decimal "
-                     f"from binary (no Size with Duration and Throughput, or the same prefix on both): {assumed} "
-                     "assumed; sizes may be off by 2.4 % per prefix")
+        unit = "decimal (1 KB = 1000 B)" if bases[unproven[0]][0] == 1000 else "binary (1 KB = 1024 B)"
+        why = ", as the file's other runs show" if shown else ""
+        one = len(unproven) == 1
+        notes.append(f"{plural(len(unproven), 'run')} {'prints' if one else 'print'} sizes with a unit prefix that "
+                     f"none of {'its' if one else 'their'} rows tells decimal from binary (no Size with Duration and "
+                     f"Throughput, or the same prefix on both): {unit} assumed{why}; sizes may be off by 2.4 % per "
+                     "prefix")
 
 
 def _op(units: dict[str, str], row: dict[str, str], line: int, path: Path, base: int = 1024) -> tuple[Any, ...] | None:
@@ -459,19 +477,56 @@ def _device_of(text: str | None) -> int:
     return int(m.group(2)) if m else -1
 
 
-def _separate_runs(cols: dict[str, np.ndarray], runs: np.ndarray, notes: list[str]) -> None:
-    """Shift each run that starts before the previous run ended so that it starts at that end."""
-    prev_end: int | None = None
-    shifted = []
-    for run in np.unique(runs):
+#: Index of the Start field in an ``_op`` tuple.
+_START = _FIELDS.index("start_ns")
+
+
+def _run_of(blocks: list, ops: list[tuple[Any, ...] | None]) -> tuple[list[int], int]:
+    """The run of every data row of ``blocks`` (file order, as ``ops``): a new run at each header block, and at a
+    row (a GPU op) that starts before the op above it in its block (module docstring); and how many runs began
+    that second way."""
+    run_of: list[int] = []
+    run, i, restarts = -1, 0, 0
+    for _, _, body in blocks:
+        run += 1
+        previous: int | None = None
+        for _ in body:
+            op = ops[i]
+            i += 1
+            if op is not None:
+                if previous is not None and op[_START] < previous:
+                    run += 1
+                    restarts += 1
+                previous = op[_START]
+            run_of.append(run)
+    return run_of, restarts
+
+
+def _join_runs(cols: dict[str, np.ndarray], runs: np.ndarray, restarts: int) -> str | None:
+    """Shift every run but the first to start where the previous one ended (module docstring); the note saying
+    so, None for a single run. ``restarts``: how many runs began where start times go back (``_run_of``)."""
+    ids = np.unique(runs)
+    if len(ids) < 2:
+        return None
+    start, end = cols["start_ns"], cols["end_ns"]
+    first = runs == ids[0]
+    origin, previous_end = int(start[first].min()), int(end[first].max())
+    first_span = previous_end - origin
+    for run in ids[1:]:
         rows = runs == run
-        if prev_end is not None:
-            shift = max(0, prev_end - int(cols["start_ns"][rows].min()))
-            if shift:
-                cols["start_ns"][rows] += shift
-                cols["end_ns"][rows] += shift
-                shifted.append((int(run) + 1, shift))
-        prev_end = int(cols["end_ns"][rows].max())
-    if shifted:
-        listed = ", ".join(f"run {r} by {s} ns" for r, s in shifted)
-        notes.append(f"runs have separate time origins; shifted to follow one another: {listed}")
+        shift = previous_end - int(start[rows].min())
+        start[rows] += shift
+        end[rows] += shift
+        previous_end = int(end[rows].max())
+    how = plural(len(ids) - restarts, "header block")  # those with GPU ops
+    if restarts:
+        how += f"; start times go back {plural(restarts, 'time')} within a block"
+    text = (f"{len(ids)} runs concatenated ({how}), each timed from its own start: joined back to back, each run "
+            "starting where the previous one ended, so end to end is the sum of the runs' spans (first GPU op start "
+            "to last GPU op end of each) and leaves out the time between runs, which no clock in the file measured")
+    note = nn.Note(text, nn.RUNS_JOINED, origin="trace")
+    total = previous_end - origin
+    if total <= 0:
+        return note
+    fraction = (total - first_span) / total
+    return nn.weighed(note, fraction, f"runs 2 to {len(ids)}: {nn.percent(fraction)} of the joined end to end")

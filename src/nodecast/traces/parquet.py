@@ -9,14 +9,18 @@ object with the kernel names and the TraceMeta::
      "meta": {"source": ..., "format": ..., "profiler": ..., "gpus": {"0": "Tesla T4"}, "notes": [...]}}
 
 Format versions: 2 added the occupancy columns (``registers_per_thread``,
-``static_smem_bytes``, ``dynamic_smem_bytes``, ``local_mem_per_thread_bytes``).
-A version-1 file is still read: those columns come back ``NOT_RECORDED``, with
-a note saying so. Any other version is refused with a message naming it.
+``static_smem_bytes``, ``dynamic_smem_bytes``, ``local_mem_per_thread_bytes``);
+3 added what an op computes (``WORK_COLUMNS``: ``op_class``, ``dtype``,
+``flops``, ``work_bytes``, ``batch``, ``m``, ``n``, ``k``, ``gpus``). A
+version-1 file is still read: its occupancy columns come back
+``NOT_RECORDED``, with a note saying so; a version-1 or 2 file's work
+columns come back not recorded without a note (no reader of those versions
+recorded them). Any other version is refused with a message naming it.
 
 Reading back checks what an edited or foreign file could break: every column
-must be integers that fit its dtype, enum codes must name an enum member, and
-no op may end before it starts or move negative bytes (InputError naming the
-column).
+must be integers that fit its dtype (``flops`` and ``work_bytes``: floats),
+enum codes must name an enum member, and no op may end before it starts or
+move negative bytes (InputError naming the column).
 
 CSV is for people and spreadsheets: enums decoded to labels, names spelled
 out, absent API times left empty (``Trace.to_pandas()``); it is not read back.
@@ -34,22 +38,36 @@ import pyarrow.parquet as pq
 
 from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
+from nodecast.traces.device_properties import GpuProperties
 from nodecast.fileio import atomic_path
 from nodecast.strict_json import dumps
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.trace import _DEFAULTS, COLUMNS, OCCUPANCY_COLUMNS, Trace, TraceMeta
+from nodecast.traces.trace import COLUMNS, OCCUPANCY_COLUMNS, WORK_COLUMNS, Trace, TraceMeta, default_column
 
 # Enum columns and the enum their codes index: a code outside it would fail far from the file.
 _ENUM_COLUMNS = {"kind": OpKind, "copy_kind": CopyKind, "src_mem": MemKind, "dst_mem": MemKind}
 
 #: Key of nodecast's JSON in the Parquet schema metadata.
 METADATA_KEY = b"nodecast"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: Older versions this nodecast still reads, with the columns each lacks (read back as their defaults).
-READABLE_VERSIONS: dict[int, tuple[str, ...]] = {1: OCCUPANCY_COLUMNS, FORMAT_VERSION: ()}
+READABLE_VERSIONS: dict[int, tuple[str, ...]] = {1: (*OCCUPANCY_COLUMNS, *WORK_COLUMNS), 2: WORK_COLUMNS,
+                                                 FORMAT_VERSION: ()}
+#: Columns of floating-point values (NaN: unknown); every other column holds integers.
+FLOAT_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype.kind == "f")
 PARQUET_MAGIC = b"PAR1"
 ARROW_MAGIC = b"ARROW1"
+
+
+def _properties(doc: dict) -> GpuProperties:
+    """A device's recorded properties from the metadata (what ``traces.device_properties`` keeps); a value of
+    the wrong type is a damaged file (ValueError, turned into one line by the caller)."""
+    target, sms, memory = doc.get("target"), doc.get("sms"), doc.get("memory_bytes")
+    if not (target is None or isinstance(target, str)) or not all(
+            v is None or (type(v) is int and v > 0) for v in (sms, memory)):
+        raise ValueError(f"gpu_properties {doc!r}")
+    return GpuProperties(target=target, sms=sms, memory_bytes=memory)
 
 
 def _arrow_table(trace: Trace) -> pa.Table:
@@ -63,6 +81,8 @@ def _arrow_table(trace: Trace) -> pa.Table:
             "format": meta.format,
             "profiler": meta.profiler,
             "gpus": {str(k): v for k, v in meta.gpus.items()},
+            "gpu_properties": {str(k): {"target": p.target, "sms": p.sms, "memory_bytes": p.memory_bytes}
+                               for k, p in meta.gpu_properties.items()},
             "notes": list(meta.notes),
         },
     }
@@ -133,6 +153,7 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
             profiler=str(m.get("profiler", "")),
             gpus={int(k): str(v) for k, v in m.get("gpus", {}).items()},
             notes=[str(s) for s in m.get("notes", [])],
+            gpu_properties={int(k): _properties(v) for k, v in m.get("gpu_properties", {}).items()},
         )
     except InputError:
         raise
@@ -140,7 +161,8 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
         raise InputError(f"damaged nodecast metadata in the {kind} file ({exc})", path=path) from None
     version = doc.get("version", FORMAT_VERSION)
     if type(version) is not int or version not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in sorted(READABLE_VERSIONS))
+        versions = [str(v) for v in sorted(READABLE_VERSIONS)]
+        readable = ", ".join(versions[:-1]) + f" and {versions[-1]}"
         raise InputError(
             f"written in nodecast trace format version {version!r}; this nodecast reads versions {readable}",
             path=path,
@@ -150,18 +172,24 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
     missing = [c for c in COLUMNS if c not in table.column_names and c not in absent]
     if missing:
         raise InputError(f"the {kind} file lacks trace columns {missing}", path=path)
-    if absent:
-        meta.notes.append(f"written in nodecast trace format version {version}, which has no {', '.join(absent)} "
+    lost = [c for c in absent if c in OCCUPANCY_COLUMNS]  # work columns were never recorded before version 3
+    if lost:
+        meta.notes.append(f"written in nodecast trace format version {version}, which has no {', '.join(lost)} "
                           "columns: they read as not recorded (-1)")
     cols: dict[str, np.ndarray] = {}
     for name, dtype in COLUMNS.items():
         if name in absent and name not in table.column_names:
-            cols[name] = np.full(table.num_rows, _DEFAULTS[name], dtype=dtype)
+            cols[name] = default_column(name, table.num_rows)
             continue
         column = table.column(name)
         if column.null_count:
             raise InputError(f"column {name!r} has empty values", path=path)
-        cols[name] = _integers(column, name, dtype, path, kind)
+        if name in FLOAT_COLUMNS:
+            cols[name] = _floats(column, name, dtype, path, kind)
+        else:
+            cols[name] = _integers(column, name, dtype, path, kind)
+        if name in WORK_COLUMNS and _all_default(cols[name], name):
+            cols[name] = default_column(name, table.num_rows)  # as the reader that wrote it held it: no bytes per op
     del table
     ids = cols["name_id"]
     if len(ids) and (ids.min() < -1 or ids.max() >= len(names)):
@@ -176,6 +204,29 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
             )
     _common.check_ops(cols, str(path))
     return Trace.from_columns(cols, names, meta)
+
+
+def _all_default(values: np.ndarray, name: str) -> bool:
+    """Whether every value of column ``name`` is its default (NaN for the float columns)."""
+    default = default_column(name, 1)[0]
+    if values.dtype.kind == "f" and np.isnan(default):
+        return bool(np.isnan(values).all())
+    return bool((values == default).all())
+
+
+def _floats(column: pa.ChunkedArray, name: str, dtype: np.dtype, path: Path, kind: str) -> np.ndarray:
+    """A float column as ``dtype``; InputError when it holds anything but numbers (``_integers``' floats twin).
+
+    NaN is a value here ("unknown"); negative and infinite values are refused
+    with the other columns' checks (``_common.check_ops``).
+    """
+    if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+        raise InputError(
+            f"column {name!r} holds {column.type} values where {dtype} numbers belong",
+            path=path,
+            hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
+        )
+    return column.to_numpy().astype(dtype, copy=False)
 
 
 def _integers(column: pa.ChunkedArray, name: str, dtype: np.dtype, path: Path, kind: str) -> np.ndarray:

@@ -11,6 +11,18 @@ dynamic shared memory per block in bytes, local memory per thread in bytes)
 are kept where the profiler records them; ``NOT_RECORDED`` (-1) marks an occupancy
 value the trace does not have (every non-kernel row, Kineto on ROCm...).
 
+What an op computes is kept where the input says it (``WORK_COLUMNS``; op
+tables, ``nodecast.traces.op_table``, record it per row): its op class and
+data type (``nodecast.traces.op_classes``: ``OpClass``, ``DType``; int8 codes,
+0: not recorded), its arithmetic ``flops`` (FLOP; a GEMM 2·m·n·k; NaN:
+unknown), ``work_bytes`` (the least bytes it must read and write in DRAM, from
+its shapes: a GEMM (m·k + k·n + m·n) x the element size; NaN: unknown), its
+shape ``batch``, ``m``, ``n``, ``k`` (GEMM C[m,n] = A[m,k] B[k,n]; an op over
+a (B, H) tensor has m = B, n = H; -1: not recorded) and, for a collective,
+the GPUs of its group (``gpus``; its message size is ``bytes``). A trace whose
+reader does not fill these columns keeps one shared default value per column
+(``default_column``): they take no memory per op.
+
 Example (three ops)::
 
     kind   copy_kind src_mem dst_mem bytes   start_ns end_ns  device stream name_id
@@ -29,7 +41,9 @@ from typing import Any
 import numpy as np
 
 from nodecast.errors import InputError
+from nodecast.traces.device_properties import GpuProperties
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass, classify_transfers
+from nodecast.traces.op_classes import DType, OpClass
 
 #: A timestamp the trace does not record.
 MISSING_NS = np.iinfo(np.int64).min
@@ -40,7 +54,7 @@ COLUMNS: dict[str, np.dtype[Any]] = {
     "copy_kind": np.dtype(np.int8),  # CopyKind
     "src_mem": np.dtype(np.int8),  # MemKind of the source
     "dst_mem": np.dtype(np.int8),  # MemKind of the destination (memset: the memory set)
-    "bytes": np.dtype(np.int64),  # bytes copied or set; 0 for kernels
+    "bytes": np.dtype(np.int64),  # bytes copied or set; 0 for kernels (a collective's: its message size)
     "start_ns": np.dtype(np.int64),  # GPU start
     "end_ns": np.dtype(np.int64),  # GPU end
     "api_start_ns": np.dtype(np.int64),  # CPU runtime/driver API call start (MISSING_NS if absent)
@@ -62,6 +76,16 @@ COLUMNS: dict[str, np.dtype[Any]] = {
     "static_smem_bytes": np.dtype(np.int32),  # static shared memory per block, bytes (Kineto: static + dynamic)
     "dynamic_smem_bytes": np.dtype(np.int32),  # dynamic shared memory per block, bytes
     "local_mem_per_thread_bytes": np.dtype(np.int32),  # local (spill) memory per thread, bytes
+    # What the op computes (WORK_COLUMNS; op tables, nodecast.traces.op_table): defaults where nothing says.
+    "op_class": np.dtype(np.int8),  # OpClass (gemm, softmax, all_reduce...); 0: not recorded
+    "dtype": np.dtype(np.int8),  # DType the op computes in (fp32, bf16...); 0: not recorded
+    "flops": np.dtype(np.float64),  # the op's arithmetic, FLOP (a GEMM: 2*m*n*k); NaN: unknown
+    "work_bytes": np.dtype(np.float64),  # least DRAM bytes the op reads and writes, from its shapes; NaN: unknown
+    "batch": np.dtype(np.int64),  # batch of independent problems (bmm, linear); -1: not recorded
+    "m": np.dtype(np.int64),  # GEMM C[m,n] = A[m,k] B[k,n]; (B, H) ops: m = B rows; -1: not recorded
+    "n": np.dtype(np.int64),  # GEMM n; (B, H) ops: n = H elements per row; -1: not recorded
+    "k": np.dtype(np.int64),  # GEMM k (the reduced dimension); -1: not recorded
+    "gpus": np.dtype(np.int16),  # GPUs in a collective's group (its message size is in "bytes"); -1: not recorded
 }
 
 #: The value of an occupancy column the trace does not record (0 is a real value: no shared memory).
@@ -93,7 +117,42 @@ _DEFAULTS = {
     "static_smem_bytes": NOT_RECORDED,
     "dynamic_smem_bytes": NOT_RECORDED,
     "local_mem_per_thread_bytes": NOT_RECORDED,
+    "op_class": 0,
+    "dtype": 0,
+    "flops": np.nan,
+    "work_bytes": np.nan,
+    "batch": NOT_RECORDED,
+    "m": NOT_RECORDED,
+    "n": NOT_RECORDED,
+    "k": NOT_RECORDED,
+    "gpus": NOT_RECORDED,
 }
+
+#: What an op computes: its op class, data type, arithmetic, bytes and shape (op tables record them; profiler
+#: traces do not, yet). A column no reader filled holds one shared default value (``default_column``).
+WORK_COLUMNS = ("op_class", "dtype", "flops", "work_bytes", "batch", "m", "n", "k", "gpus")
+#: The shape columns of WORK_COLUMNS (NOT_RECORDED where the op has no such dimension or the trace does not say).
+SHAPE_COLUMNS = ("batch", "m", "n", "k")
+
+
+def default_column(name: str, n: int) -> np.ndarray:
+    """Column ``name`` of ``n`` rows holding its default (``_DEFAULTS``).
+
+    A WORK_COLUMNS default is a read-only view of one value (stride 0), so
+    the 52 bytes per op of those columns cost nothing in a trace whose
+    profiler does not record them (all but the PyTorch profiler): ``Trace.take``
+    keeps such a column a view, and writing into it raises, as writing into
+    any Trace column should not be done.
+    """
+    dtype = COLUMNS[name]
+    if name in WORK_COLUMNS:
+        return np.broadcast_to(np.array(_DEFAULTS[name], dtype=dtype), (n,))
+    return np.full(n, _DEFAULTS[name], dtype=dtype)
+
+
+def is_constant(column: np.ndarray) -> bool:
+    """Whether ``column`` is one value viewed ``len`` times (``default_column``): nothing per op to copy."""
+    return column.ndim == 1 and len(column) > 1 and column.strides[0] == 0
 
 
 @dataclass
@@ -105,6 +164,9 @@ class TraceMeta:
     profiler: str = ""
     gpus: dict[int, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Device index -> what the trace records of that GPU besides its name (compute capability, SMs, memory), for
+    #: GPUs whose name says nothing ("Graphics Device"); empty where the format records nothing.
+    gpu_properties: dict[int, GpuProperties] = field(default_factory=dict)
 
 
 def _is_sorted(device: np.ndarray, start_ns: np.ndarray) -> bool:
@@ -162,7 +224,7 @@ class Trace:
                     raise ValueError(msg)
                 cols[name] = arr.astype(dtype, copy=False)
             else:
-                cols[name] = np.full(n, _DEFAULTS[name], dtype=dtype)
+                cols[name] = default_column(name, n)
         unset_src = cols["src_device"] < 0
         if unset_src.any():
             cols["src_device"] = np.where(unset_src, cols["device"], cols["src_device"])
@@ -226,7 +288,10 @@ class Trace:
     # -- transforms -----------------------------------------------------------
     def take(self, index: np.ndarray) -> Trace:
         """A new Trace with the rows selected by a boolean mask or an index array."""
-        cols = {k: v[index] for k, v in self._cols.items()}
+        kind = self._cols["kind"][index]
+        # A constant column stays one value: indexing it would give every row its own copy.
+        cols = {k: np.broadcast_to(v[:1], kind.shape) if is_constant(v) else kind if k == "kind" else v[index]
+                for k, v in self._cols.items()}
         out = Trace(cols, self.names, self.meta)
         if self._transfer_class is not None:
             out._transfer_class = self._transfer_class[index]
@@ -246,7 +311,7 @@ class Trace:
             for k in COLUMNS:
                 parts[k].append(remap[t["name_id"]] if k == "name_id" else t[k])
         names = list(index)
-        cols = {k: np.concatenate(v) for k, v in parts.items()}
+        cols = {k: _concat(v) for k, v in parts.items()}
         return cls(cols, names, meta or traces[0].meta)
 
     def to_pandas(self, *, decode: bool = True):  # noqa: ANN201 (pandas is imported lazily)
@@ -267,11 +332,26 @@ class Trace:
                 df[col] = df[col].astype("Int64").mask(df[col] == MISSING_NS)
             for col in OCCUPANCY_COLUMNS:
                 df[col] = df[col].astype("Int64").mask(df[col] == NOT_RECORDED)
+            # Codes become labels ("unknown" where nothing says); an unrecorded shape or group size is empty.
+            df["op_class"] = pd.Categorical.from_codes(df["op_class"], [c.key for c in OpClass])
+            df["dtype"] = pd.Categorical.from_codes(df["dtype"], [d.key for d in DType])
+            for col in (*SHAPE_COLUMNS, "gpus"):
+                df[col] = df[col].astype("Int64").mask(df[col] == NOT_RECORDED)
         return df
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"Trace({len(self)} ops: {counts}; source={self.meta.source!r})"
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)``, but one shared value when every non-empty part is that same constant."""
+    full = [p for p in parts if len(p)]
+    if full and all(is_constant(p) or len(p) == 1 for p in full):
+        first = full[0][:1]
+        if all(np.array_equal(p[:1], first, equal_nan=first.dtype.kind == "f") for p in full):
+            return np.broadcast_to(first, (sum(len(p) for p in full),))
+    return np.concatenate(parts)
 
 
 def require_ops(trace: Trace, path: str | Path) -> Trace:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nodecast.graph import metrics
 from nodecast.graph.targets import Comparison
 from nodecast.report.figures import check_figure_path, draw, plt, save
 from nodecast.report.speedup import SPEEDUP
@@ -51,7 +52,8 @@ def comparison_chart(comparison: Comparison, path: str | Path, **_: object) -> P
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.8})
     ax.set_xlim(right=max(float(np.nanmax(ends)), comparison.measured_end_to_end_s, a) * 1.45)
     ax.set_yticks(y, labels)
-    ax.set_xlabel("end to end: first API call to last GPU op end (s)")
+    ax.set_xlabel(f"end to end: {metrics.end_to_end_start(metrics.notes_have_api(comparison.common_notes()))} to last "
+                  "GPU op end (s)")
     ax.set_title(f"{Path(comparison.trace).name}: forecast on {plural(n - 1, 'target')}", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.5 / (1 + 0.3 * n)), ncol=2, frameon=False)
     return save(fig, path)

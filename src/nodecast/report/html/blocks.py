@@ -65,9 +65,11 @@ def _value_attr(value: object) -> str:
     return "nan" if math.isnan(v) else repr(v)
 
 
-def headline(numbers: Sequence[Number], note: str = "", notes: Sequence[str] = ()) -> Block:
-    """The answer first: one big number per ``Number``, its interval below it; then, from ``notes``, the decisive
-    ones (``nodecast.notes``: more than 3 % of the answer rests on each), largest share first."""
+def headline(numbers: Sequence[Number], note: str = "", notes: Sequence[str] = (),
+             change: Sequence[str] = ()) -> Block:
+    """The answer first: one big number per ``Number``, its interval below it; then the lines of ``change`` (what
+    node B kept of A and what it changed, ``graph.change``); then, from ``notes``, the decisive ones
+    (``nodecast.notes``: more than 3 % of the answer rests on each), largest share first."""
     cards = []
     for n in numbers:
         check_unit(n.unit)
@@ -85,6 +87,8 @@ def headline(numbers: Sequence[Number], note: str = "", notes: Sequence[str] = (
             f"{interval}" + (f'<div class="note">{_esc(n.note)}</div>' if n.note else "") + "</div>"
         )
     body = f'<div class="headline">{"".join(cards)}</div>'
+    for line in change:
+        body += f'\n<p class="change">{_esc(line)}</p>'
     if note:
         body += f'\n<p class="caption">{_esc(note)}</p>'
     decisive, _ = split(notes)

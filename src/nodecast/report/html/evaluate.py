@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nodecast.evaluate import Evaluation, ape
+from nodecast.evaluate import TOTALS_ONLY, Evaluation, ape
 from nodecast.report import html as rh
 from nodecast.report.html._graph import host_work, timeline_ops
 from nodecast.report.words import plural
@@ -28,9 +28,10 @@ def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) 
     a, b = ev.projection.trace, ev.trace_b
     src, dst = ev.source.name, ev.target.name
     page = rh.Page(f"Evaluation of {src} → {dst}: {Path(a.meta.source).name} against {Path(b.meta.source).name}")
+    # End to end is only in the whole-run comparison, which says where it starts (a run may have no API records).
+    whole = "" if ev.whole is None else f" End to end: {ev.whole.end_to_end_start()} to the end of the last GPU op."
     page.headline = rh.headline(ev.headline(), note="WMAPE = 100 × Σ|actual − projected| / Σ actual over the ops of "
-                                "run A paired with ops of run B (AHEAD VI.C). End to end: first API call to the end "
-                                "of the last GPU op.", notes=ev.all_notes())
+                                f"run A paired with ops of run B (AHEAD VI.C).{whole}", notes=ev.all_notes())
     al = ev.alignment
     summary = (f"A: {plural(len(a), 'op')} on {src}; B: {plural(len(b), 'op')} on {dst}; aligned "
                f"{plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}")
@@ -38,15 +39,20 @@ def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) 
                                           {m.name: m.description for m in ev.projection.models}, summary))
     table = ev.typed_table()
     cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
-    page.tables.append(rh.table(table, {**dict.fromkeys(cats, "%"), "MAPE": "%", "ops": "count"},
-                                title=f"WMAPE (%) of projected GPU time, {src} → {dst}, per model and transfer kind",
-                                caption="MAPE = 100 × mean(|A − P| / A) over all the model's ops; 'unchanged': the op "
-                                        "keeps its time on A; 'scaled': A's time × the model's B/A ratio."))
+    if not ev.totals_only:  # with no op pair the table would be empty: the kernel totals are the comparison
+        page.tables.append(rh.table(table, {**dict.fromkeys(cats, "%"), "MAPE": "%", "ops": "count"},
+                                    title=f"WMAPE (%) of projected GPU time, {src} → {dst}, per model and transfer "
+                                          "kind",
+                                    caption="MAPE = 100 × mean(|A − P| / A) over all the model's ops; 'unchanged': "
+                                            "the op keeps its time on A; 'scaled': A's time × the model's B/A "
+                                            "ratio."))
     kernels = ev.kernels()
     if len(kernels):
         page.tables.append(rh.table(kernels, {"launches": "count", "MAPE": "%", "WMAPE": "%", "projected_s": "s",
                                               "actual_s": "s", "total_error": "%"},
-                                    title="Kernels: errors of the aligned launches, and totals over every kernel"))
+                                    title=f"Kernels: no launch paired, {TOTALS_ONLY} over every kernel"
+                                    if ev.totals_only else
+                                    "Kernels: errors of the aligned launches, and totals over every kernel"))
     unmatched = ev.unmatched()
     if len(unmatched):
         page.tables.append(rh.table(unmatched, {"ops": "count", "bytes": "B"}, title="Unmatched ops (not evaluated)"))
@@ -59,10 +65,11 @@ def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) 
         ok = ~np.isnan(p)
         if ok.any():
             errors[name] = ape(ev.actual_s[ok], p[ok])
-    page.figures.append(rh.error_boxes(errors, title="Per-op error per model (AHEAD Fig. 11)",
-                                       what="per-op |actual − projected| / actual"))
-    page.figures.append(rh.bars(table, "model", cats, "%", "WMAPE per model and transfer kind", what="WMAPE",
-                                anchor="wmape"))
+    if errors:  # none when no op paired (the totals are then the comparison)
+        page.figures.append(rh.error_boxes(errors, title="Per-op error per model (AHEAD Fig. 11)",
+                                           what="per-op |actual − projected| / actual"))
+        page.figures.append(rh.bars(table, "model", cats, "%", "WMAPE per model and transfer kind", what="WMAPE",
+                                    anchor="wmape"))
     if ev.whole is not None:
         w = ev.whole
         page.figures.append(rh.timeline(timeline_ops(w.graph_b, w.measured_b),

@@ -1,7 +1,8 @@
 """The page of a one-target forecast (``nodecast forecast --html``).
 
 Headline: end to end measured on A and forecast on B with its interval, and
-the speed-up A / B (``report.speedup``). Inputs: the trace, both machines
+the speed-up A / B (``report.speedup``), then the one line saying what B kept
+of A and what the models moved (``graph.change``). Inputs: the trace, both machines
 with the source of each value, the model chain per op kind, the command
 line. Tables: the terminal's (end to
 end and GPU-busy, GPU time per category, critical paths, the ops that moved
@@ -20,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from nodecast.graph import metrics
-from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
+from nodecast.graph.change import UNCHANGED
+from nodecast.graph.forecast import FORECAST, MEASURED, ForecastResult
 from nodecast.graph.opgraph import OpKind
 from nodecast.report import html as rh
 from nodecast.report.html._graph import critical_path_frame, host_work, timeline_ops, trace_summary
@@ -53,16 +55,19 @@ def forecast_page(result: ForecastResult, command: Sequence[str] | str | None = 
     g = result.graph
     a, b = result.source.name, result.target.name
     page = rh.Page(f"Forecast of {Path(g.source).name} on {b}")
-    page.headline = rh.headline(result.headline(), note="End to end: from the first API call to the end of the "
-                                "last GPU op. Forecast: the program's operation graph replayed with every op's "
-                                "time on B from the models.", notes=result.notes)
+    page.headline = rh.headline(result.headline(), note=f"End to end: from the {metrics.end_to_end_start(g)} to the "
+                                "end of the last GPU op. Forecast: the program's operation graph replayed with every "
+                                "op's time on B from the models.", notes=result.notes,
+                                change=[result.change.text] if result.change is not None else [])
     page.inputs = rh.inputs(rh.run_inputs(g.source, command, [result.source, result.target],
                                           {kind: " → ".join(chain) + " (first that handles the op)"
                                            for kind, chain in result.costs.chains.items()}, trace_summary(g)))
     whole = whole_table(result)
-    page.tables.append(rh.table(whole, {MEASURED: "s", REPLAYED: "s", FORECAST: "s", SPEEDUP: "x"},
+    page.tables.append(rh.table(whole, {MEASURED: "s", UNCHANGED: "s", FORECAST: "s", SPEEDUP: "x"},
                                 title=f"Whole application, {a} (A) → {b} (B)",
-                                caption=f"{SPEEDUP}: measured on A / forecast on B, {MEANING}."))
+                                caption=f"{UNCHANGED}: every op at its time on A, the graph replayed: the forecast "
+                                        f"when the models move nothing. {SPEEDUP}: measured on A / forecast on B, "
+                                        f"{MEANING}."))
     cats = result.categories()
     if not result.costs.has_interval:
         cats = cats.drop(columns=["low_s", "high_s"])

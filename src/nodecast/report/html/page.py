@@ -81,6 +81,7 @@ pre { background: var(--band); padding: 8px 10px; border-radius: 4px; overflow-x
 .number .value { font-size: 34px; font-weight: 650; letter-spacing: -0.5px; color: var(--accent); white-space: nowrap; }
 .number .interval { font-size: 14px; }
 .number .note { color: var(--muted); font-size: 12px; margin-top: 4px; }
+p.change { margin: 12px 0 0; padding: 6px 12px; border-left: 4px solid var(--accent); background: var(--band); font-size: 14px; }
 table.data { border-collapse: collapse; margin: 6px 0 4px; font-size: 13.5px; }
 table.data th, table.data td { border-bottom: 1px solid var(--line); padding: 4px 10px; vertical-align: top; }
 table.data th { text-align: left; background: var(--band); position: sticky; top: 0; }

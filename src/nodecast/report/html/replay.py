@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from nodecast.graph import metrics
 from nodecast.graph.result import ReplayResult
 from nodecast.report import html as rh
 from nodecast.report.html._graph import critical_path_frame, timeline_ops, trace_summary
@@ -23,9 +24,9 @@ def replay_page(result: ReplayResult, command: Sequence[str] | str | None = None
     """The page of ``result`` (see the module docstring)."""
     g = result.graph
     page = rh.Page(f"Replay of {Path(g.source).name} on its own node")
-    page.headline = rh.headline(result.headline(), note="End to end: from the first API call to the end of the last "
-                                "GPU op. The replay reads only op durations, host gaps between calls and the first "
-                                "timestamp: its error is the dependency model's.", notes=result.notes)
+    page.headline = rh.headline(result.headline(), note=f"End to end: from the {metrics.end_to_end_start(g)} to the "
+                                "end of the last GPU op. The replay reads only op durations, host gaps between calls "
+                                "and the first timestamp: its error is the dependency model's.", notes=result.notes)
     page.inputs = rh.inputs(rh.run_inputs(g.source, command, trace_summary=trace_summary(g)))
     page.tables.append(rh.table(result.table(), {"measured": "s", "replayed": "s", "error": "%"},
                                 title="Same-node replay with measured durations"))

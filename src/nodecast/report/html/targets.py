@@ -4,7 +4,8 @@ Headline: end to end measured on A, then forecast per target (the fastest
 and the slowest beyond six), then the speed-up A / B of the fastest target
 (``report.speedup``). Inputs: the trace, node A and each distinct target
 machine with the source of each value (a sweep's what-if values are in its
-notes), the command line. Tables: one row per target. Figures: end to end
+notes), the command line. What each target kept of A and changed, under the
+headline. Tables: the unchanged case (A's times), then one row per target. Figures: end to end
 of the run on A (as measured, and replayed) and per target, split into the
 critical path's GPU, host and waiting time; for a sweep, end to end against the first swept parameter, one line per
 machine and the other parameters. Not modelled: the notes every target
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from nodecast.graph import metrics
+from nodecast.graph.change import UNCHANGED
 from nodecast.graph.targets import Comparison
 from nodecast.notes import Note
 from nodecast.report import html as rh
@@ -35,7 +38,8 @@ def _machines(comp: Comparison) -> list:  # noqa: ANN401 (Machine)
     for spec in comp.specs:
         if spec.machine not in seen and len(seen) < MACHINES_LISTED:
             seen.add(spec.machine)
-            machines.append(type(spec)(spec.machine).load())  # a sweep's what-if values are in its notes
+            # a sweep's what-if values are in its notes; a GPU alone is A's node with that GPU
+            machines.append(type(spec)(spec.machine).load(comp.source_machine))
     return machines
 
 
@@ -86,11 +90,14 @@ def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None
     """The page of ``comp`` (see the module docstring)."""
     table = comp.table()
     page = rh.Page(f"Forecast of {Path(comp.trace).name} on {len(table):,} targets")
-    page_note = ("End to end: from the first API call to the end of the last GPU op; forecast by replaying the "
+    start = metrics.end_to_end_start(metrics.notes_have_api(comp.common_notes()))
+    page_note = (f"End to end: from the {start} to the end of the last GPU op; forecast by replaying the "
                  "program's operation graph with every op's time on the target from the models.")
     page.inputs = rh.inputs(rh.run_inputs(comp.trace, command, _machines(comp),
                                           trace_summary=f"targets: {', '.join(table['target'])}"))
-    shown = table.drop(columns="has_interval", errors="ignore").assign(**comp.intervals())  # no interval: —
+    with_unchanged = comp.table_with_unchanged()  # the unchanged case first: did the models move the answer?
+    shown = with_unchanged.drop(columns="has_interval", errors="ignore").assign(
+        **comp.intervals(with_unchanged))  # no interval: —
     shown = shown.rename(columns={"end_to_end_s": "end to end", "low_s": "low", "high_s": "high", "speedup": SPEEDUP,
                                   "gpu_busy_s": "GPU busy", "kernels_s": "kernels", "copies_s": "copies",
                                   "memsets_s": "memsets", "path_gpu_s": "path: GPU", "path_host_s": "path: host",
@@ -98,7 +105,9 @@ def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None
     units = {**dict.fromkeys(["end to end", "low", "high", "GPU busy", "kernels", "copies", "memsets", "path: GPU",
                               "path: host", "path: waits"], "s"), SPEEDUP: "x", "kept ops": "count"}
     page.tables.append(rh.table(shown, {c: u for c, u in units.items() if c in shown}, title="Forecast per target",
-                                caption=f"{SPEEDUP}: measured on A / forecast on the target, {MEANING}. "
+                                caption=f"{UNCHANGED}: every op at its time on A, the graph replayed (the forecast "
+                                        f"when the models move nothing). {SPEEDUP}: measured on A / forecast on the "
+                                        f"target, {MEANING}. "
                                         "low, high: the end-to-end interval (— where no model gives one). "
                                         "GPU busy: summed over GPUs; kernels, copies, "
                                         "memsets: summed op time; path: the critical path split into GPU work, host "
@@ -115,7 +124,7 @@ def comparison_page(comp: Comparison, command: Sequence[str] | str | None = None
     common = comp.common_notes()
     notes = list(common) + [_labelled(label, n) for label, ns in comp.notes.items() for n in ns if n not in common]
     # The answer box holds each target's decisive notes (nodecast.notes), as the one-target page does.
-    page.headline = rh.headline(comp.headline(), note=page_note, notes=notes)
+    page.headline = rh.headline(comp.headline(), note=page_note, notes=notes, change=comp.change_lines())
     kept = table.loc[table["kept_ops"] > 0, ["target", "kept_ops"]].rename(columns={"kept_ops": "GPU ops kept"})
     page.not_modelled = rh.not_modelled(kept if len(kept) else None, notes, {"GPU ops kept": "count"})
     return page

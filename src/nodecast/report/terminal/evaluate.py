@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.evaluate import Evaluation
+from nodecast.evaluate import TOTALS_ONLY, Evaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
 from nodecast.report.words import plural
@@ -30,23 +30,34 @@ def render_evaluation(ev: Evaluation, console: Console | None = None, *, notes: 
         console.print(t.plain(f"{label}: ") + t.plain(trace.meta.source, LIMIT, "bold")
                       + t.plain(f" ({plural(len(trace), 'op')} on {machine})"), soft_wrap=True)
     console.print(
-        t.plain(f"aligned {plural(len(al.index_a), 'op pair')}; evaluated {plural(len(ev.actual_s), 'projected op')}; "
+        t.plain(f"aligned {plural(len(al.index_a), 'op pair')}"
+                + (f" ({al.by_work:,} by op, dtype and shape)" if al.by_work else "")
+                + f"; evaluated {plural(len(ev.actual_s), 'projected op')}; "
                 f"unmatched: {len(al.unmatched_a):,} in A, {len(al.unmatched_b):,} in B"
                 + (f"; {plural(realigned, 'group')} re-aligned on {'its' if realigned == 1 else 'their'} byte or "
                    "kernel-name sequence" if realigned else "")),
         soft_wrap=True,
     )
-    table = ev.typed_table()
-    cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
-    t.render(table, f"WMAPE (%) of projected GPU time, {source} -> {target}, per model and "
-             "transfer kind", {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
-             caption=WMAPE_CAPTION)
+    if ev.totals_only:  # no op pair to score: the kernel totals below are the comparison
+        console.print(t.plain(f"WMAPE: no op of A paired with one of B that a model projected; {TOTALS_ONLY} "
+                              "(Kernels, below)"), soft_wrap=True)
+    else:
+        table = ev.typed_table()
+        cats = [c for c in table.columns if c not in ("model", "type", "ops", "MAPE")]
+        t.render(table, f"WMAPE (%) of projected GPU time, {source} -> {target}, per model and "
+                 "transfer kind", {**dict.fromkeys(cats, t.fmt_pct), "MAPE": t.fmt_pct, "ops": t.fmt_int}, console,
+                 caption=WMAPE_CAPTION)
     rest = _notes.head(console, ev.all_notes(), notes)
     kernels = ev.kernels()
     if len(kernels):
-        aligned = plural(int((ev.category == "kernel").sum()), "aligned launch", "aligned launches")
-        t.render(kernels, f"Kernels: MAPE and WMAPE (%) of the {aligned} (same name, launch order); totals: every "
-                 "kernel of A projected against every kernel of B",
+        launches = int((ev.category == "kernel").sum())
+        aligned = plural(launches, "aligned launch", "aligned launches")
+        how = "same name, launch order" + ("; or same op, dtype and shape" if al.by_work else "")
+        title = (f"Kernels: MAPE and WMAPE (%) of the {aligned} ({how}); totals: every kernel of A projected "
+                 "against every kernel of B") if launches else (
+                 f"Kernels: no launch of A paired with one of B, {TOTALS_ONLY}: every kernel of A projected against "
+                 "every kernel of B")
+        t.render(kernels, title,
                  {"launches": t.fmt_int, "MAPE": t.fmt_pct, "WMAPE": t.fmt_pct, "projected_s": t.fmt_seconds,
                   "actual_s": t.fmt_seconds, "total_error": t.fmt_pct}, console)
     unmatched = ev.unmatched()

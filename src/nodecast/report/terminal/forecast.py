@@ -1,4 +1,5 @@
-"""``nodecast forecast`` with one target at the terminal: end to end and GPU-busy on A and B with the decisive
+"""``nodecast forecast`` with one target at the terminal: the line saying what B kept of A and what moved
+(``graph.change``), end to end and GPU-busy measured on A, unchanged (A's times) and forecast on B with the decisive
 notes under them, GPU time per category, the critical paths, the ops that moved the end to end most, where each
 op's time came from, the ops kept at their source time, and the other notes (``_notes``)."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 import pandas as pd
 from rich.console import Console
 
+from nodecast.graph import metrics
+from nodecast.graph.change import UNCHANGED
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.report import tables as t
 from nodecast.report.speedup import SPEEDUP, speedup
@@ -26,8 +29,10 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
     console.print(t.plain(g.source, LIMIT, "bold") + t.plain(f" ({g.format}; GPUs {gpus}); {len(g):,} ops, "
                                                            f"{g.n_edges:,} edges; {source} -> {target}"),
                   soft_wrap=True)
+    if result.change is not None:  # what B kept of A and what moved, in one line, before any number
+        console.print(t.plain(result.change.text), soft_wrap=True)
     t.render(whole_table(result), f"Whole-application forecast, {source} (A) -> {target} (B)",
-             {MEASURED: t.fmt_seconds, REPLAYED: t.fmt_seconds, FORECAST: t.fmt_seconds, SPEEDUP: t.fmt_ratio},
+             {MEASURED: t.fmt_seconds, UNCHANGED: t.fmt_seconds, FORECAST: t.fmt_seconds, SPEEDUP: t.fmt_ratio},
              console)
     rest = _notes.head(console, result.notes, notes)
     cats = result.categories()
@@ -62,17 +67,18 @@ def render_forecast(result: ForecastResult, console: Console | None = None, *, t
 
 
 def whole_table(result: ForecastResult) -> pd.DataFrame:
-    """End to end and GPU-busy per GPU: measured and replayed on A, forecast on B with its interval (text: "—" when
-    no model gives one), and the speed-up, measured on A / forecast on B (``report.speedup``)."""
+    """End to end and GPU-busy per GPU: measured on A, unchanged (``UNCHANGED``: A's times replayed, what the
+    forecast gives when the models move nothing), forecast on B with its interval (text: "—" when no model gives
+    one), and the speed-up, measured on A / forecast on B (``report.speedup``)."""
     low, high = result.interval_s if result.costs.has_interval else (float("nan"), float("nan"))
     e2e, measured = result.end_to_end_s, result.measured_end_to_end_s
-    rows = [{"quantity": "end to end (first API call to last GPU op end)", MEASURED: measured,
-             REPLAYED: result.replayed_end_to_end_s, FORECAST: e2e, "interval on B": t.fmt_interval_seconds(low, high),
+    rows = [{"quantity": metrics.end_to_end_label(result.graph), MEASURED: measured,
+             UNCHANGED: result.replayed_end_to_end_s, FORECAST: e2e, "interval on B": t.fmt_interval_seconds(low, high),
              SPEEDUP: result.speedup}]
     busy = result.busy_s()
     for d in sorted(busy[MEASURED]):
         m, f = busy[MEASURED][d], busy[FORECAST].get(d, float("nan"))
         rows.append({"quantity": f"GPU {d} busy (union of op intervals)", MEASURED: m,
-                     REPLAYED: busy[REPLAYED].get(d, float("nan")), FORECAST: f, "interval on B": "",
+                     UNCHANGED: busy[REPLAYED].get(d, float("nan")), FORECAST: f, "interval on B": "",
                      SPEEDUP: speedup(m, f)})
     return pd.DataFrame(rows)

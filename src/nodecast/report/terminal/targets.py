@@ -1,11 +1,14 @@
-"""``nodecast forecast`` with several targets (``--to a,b``, ``--sweep``) at the terminal: one row per target,
-then the notes every target shares once and the others with their target (``_notes``: the decisive ones first)."""
+"""``nodecast forecast`` with several targets (``--to a,b``, ``--sweep``) at the terminal: what each target kept of
+A and changed (one line each, or one for all), the unchanged case's row (A's times) and one row per target, then
+the notes every target shares once and the others with their target (``_notes``: the decisive ones first)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from rich.console import Console
 
+from nodecast.graph import metrics
+from nodecast.graph.change import UNCHANGED
 from nodecast.graph.targets import Comparison
 from nodecast.report import tables as t
 from nodecast.report.speedup import MEANING, SPEEDUP
@@ -23,7 +26,10 @@ def render_comparison(comp: Comparison, console: Console | None = None, *, notes
     console.print(t.plain(comp.trace, LIMIT, "bold")
                   + t.plain(f" on {shown(comp.source)} (A): end to end {t.fmt_seconds(comp.measured_end_to_end_s)} "
                             f"measured, {t.fmt_seconds(comp.replayed_end_to_end_s)} replayed"), soft_wrap=True)
-    table, interval = comp.table(), comp.intervals()
+    for line in comp.change_lines():
+        console.print(t.plain(line), soft_wrap=True)
+    table = comp.table_with_unchanged()  # the unchanged case first: did the models move the answer?
+    interval = comp.intervals(table)
     rows = pd.DataFrame({"target": table["target"], "end to end": table["end_to_end_s"],
                          "interval": [t.fmt_interval_seconds(lo, hi) for lo, hi in
                                       zip(interval["low_s"], interval["high_s"], strict=True)],
@@ -34,8 +40,10 @@ def render_comparison(comp: Comparison, console: Console | None = None, *, notes
                          "kept ops": table["kept_ops"]})
     if not (rows["memsets"] > 0).any():
         rows = rows.drop(columns="memsets")
-    t.render(rows, f"Forecast per target (end to end = first API call to last GPU op end; {SPEEDUP} {MEANING}; "
-                    "GPU busy summed over GPUs; kernels, copies: summed op time; path: the critical path split into "
+    start = metrics.end_to_end_start(metrics.notes_have_api(comp.common_notes()))
+    t.render(rows, f"Forecast per target (end to end = {start} to last GPU op end; {UNCHANGED}: every op at its "
+                    f"time on A, replayed; {SPEEDUP} {MEANING}; GPU busy summed over GPUs; kernels, copies: summed op "
+                    "time; path: the critical path split into "
                     "GPU work, host work and launch/dependency waits; kept ops: GPU ops no model handles)",
              {**dict.fromkeys(_SECONDS, t.fmt_seconds), SPEEDUP: t.fmt_ratio, "kept ops": t.fmt_int}, console)
     common = comp.common_notes()
@@ -48,3 +56,4 @@ def render_comparison(comp: Comparison, console: Console | None = None, *, notes
             _notes.tail(console, others, notes, shown(label))
     else:
         _notes.tail(console, [n for others in rest.values() for n in others], notes)
+

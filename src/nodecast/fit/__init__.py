@@ -1,0 +1,1 @@
+"""Fitting models from measurements: the learned kernel model from cross-GPU corpora and users' op tables."""
