@@ -66,6 +66,8 @@ ENV = "NODECAST_KERNEL_MODEL"
 FORMAT = 1
 #: Log-width added on each side of the interval for a vendor the fit never saw (x2 each way).
 UNSEEN_VENDOR_WIDEN = float(np.log(2.0))
+#: Log-width of each side of the interval where a fit left no held-out residual to calibrate it (x2 each way).
+NO_RESIDUALS_WIDTH = float(np.log(2.0))
 #: Log-width added on each side for a GPU architecture (generation) the fit never saw (x1.5 each way).
 UNSEEN_ARCHITECTURE_WIDEN = float(np.log(1.5))
 
@@ -259,7 +261,11 @@ def residual_bounds(params: Params, family: np.ndarray, peak_key: np.ndarray, di
     few = (params.q_count[group, dbin] < 30) | ~np.isfinite(lo) | ~np.isfinite(hi)
     plo, phi = params.q_pooled_low[dbin], params.q_pooled_high[dbin]
     if not (np.isfinite(plo) and np.isfinite(phi)):
-        plo, phi = np.nanmin(params.q_pooled_low), np.nanmax(params.q_pooled_high)
+        # No held-out residual in this bin: the widest bounds of the bins that have some, else x2 each way.
+        lows, highs = params.q_pooled_low[np.isfinite(params.q_pooled_low)], \
+            params.q_pooled_high[np.isfinite(params.q_pooled_high)]
+        plo = float(lows.min()) if lows.size else -NO_RESIDUALS_WIDTH
+        phi = float(highs.max()) if highs.size else NO_RESIDUALS_WIDTH
     return np.minimum(np.where(few, plo, lo), 0.0), np.maximum(np.where(few, phi, hi), 0.0)
 
 
