@@ -198,6 +198,18 @@ def main() -> None:
     for g_a, g_b in itertools.permutations(GPUS, 2):
         dom = np.array([r["err"] for r in rows if r["pair"] == f"{g_a} -> {g_b}" and r["kernel_share_a"] >= 0.5])
         print(f"| {g_a} -> {g_b} | {_stats(dom)} |")
+    print("\nAgainst keeping A's run unchanged, and the interval, every run (only the GPU changes in these pairs):\n")
+    print("| GPU pair | runs | forecast no further off than unchanged | median abs error: forecast | unchanged "
+          "| actual on B inside the interval |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label in [*(f"{g_a} -> {g_b}" for g_a, g_b in itertools.permutations(GPUS, 2)), "all pairs"]:
+        sel = [r for r in rows if label == "all pairs" or r["pair"] == label]
+        err = np.abs([r["err"] for r in sel])
+        ref = np.abs([r["unchanged_err"] for r in sel])
+        inside = np.array([r["low_b_s"] <= r["actual_b_s"] <= r["high_b_s"] for r in sel])
+        name = f"**{label}**" if label == "all pairs" else label
+        print(f"| {name} | {len(sel):,} | {100 * np.mean(err <= ref):.0f} % | {100 * np.median(err):.1f} % | "
+              f"{100 * np.median(ref):.1f} % | {100 * np.mean(inside):.0f} % |")
     k = _Runs()
     pair = forecast_pair(k, args.traces / KINETO_PAIR[0], args.traces / KINETO_PAIR[1])
     print(f"\nH100 -> MI300X (Kineto, {KINETO_PAIR[0]}): measured on H100 {pair['measured_a_s'] * 1e3:.2f} ms, "
