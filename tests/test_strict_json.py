@@ -79,7 +79,7 @@ def test_report_documents_write_null(tmp_path):
     """``report.files.dumps`` (what --json prints) and ``write_json`` (--json FILE) write null for NaN, infinities,
     numpy and pandas missing values, in headline numbers and tables alike."""
     from nodecast.report import files
-    from nodecast.report.headline import Number
+    from nodecast.headline import Number
 
     doc = {"headline": [Number("x", math.nan, "s", low=-math.inf, high=math.inf)],
            "rows": pd.DataFrame({"a_s": [1.0, np.nan, np.inf], "b": ["k", None, pd.NA]}),

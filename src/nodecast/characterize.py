@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.traces.kinds import OpKind, TransferClass
 from nodecast.traces.trace import Trace
 

@@ -49,8 +49,8 @@ from nodecast.errors import InputError
 from nodecast.machines.schema import Machine
 from nodecast.notes import HOST_MEMORY_UNKNOWN, HOST_TIME, LATENCY_KEPT, OPS_KEPT, Note, about, from_, records, retold
 from nodecast.project import Projection, op_category, project, weigh_notes
-from nodecast.report.headline import Number
-from nodecast.report.words import plural
+from nodecast.headline import Number
+from nodecast.words import plural
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
 from nodecast.traces.trace import SHAPE_COLUMNS, Trace, is_constant
 

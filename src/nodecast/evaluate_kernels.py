@@ -36,8 +36,8 @@ import pandas as pd
 from nodecast import paths
 from nodecast.errors import InputError
 from nodecast.evaluate import UNCHANGED, Evaluation, evaluate
-from nodecast.report.headline import Number
-from nodecast.report.words import plural
+from nodecast.headline import Number
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from nodecast.errors import InputError
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 
 if TYPE_CHECKING:
     from nodecast.machines import Machine

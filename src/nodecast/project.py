@@ -20,9 +20,9 @@ from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult, get_models
 from nodecast.models.one_byte import check_given
 from nodecast.notes import from_, records, retold
-from nodecast.report.headline import Number
-from nodecast.report.tables import fmt_seconds
-from nodecast.report.words import plural
+from nodecast.headline import Number
+from nodecast.units import fmt_seconds
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind, TransferClass
 from nodecast.traces.trace import Trace
 

@@ -16,7 +16,7 @@ from nodecast.graph.targets import TargetSpec, compare_targets
 from nodecast.report import terminal
 from nodecast.report.html.forecast import forecast_page
 from nodecast.report.html.targets import comparison_page
-from nodecast.report.speedup import SPEEDUP
+from nodecast.speedup import SPEEDUP
 from nodecast.report.tables import fmt_interval_seconds, fmt_ratio
 
 VECTORADD = "nsys_vectoradd-streams_t4.sqlite"
@@ -105,7 +105,7 @@ def test_zero_width_interval_prints_both_ends_and_no_interval_prints_a_dash(shar
 @pytest.mark.parametrize("bad", [0.0, math.nan])
 def test_speedup_of_no_time_on_b_is_missing(bad):
     """A forecast of 0 s (or none) has no speed-up: NaN, printed "—", never a division error."""
-    from nodecast.report.speedup import speedup
+    from nodecast.speedup import speedup
 
     assert math.isnan(speedup(1.0, bad)) and fmt_ratio(speedup(1.0, bad)) == "—"
     assert speedup(2.0, 1.0) == 2.0

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from nodecast.report.tables import fmt_bytes, fmt_gbps, fmt_seconds, significant
+from nodecast.units import fmt_bytes, fmt_gbps, fmt_seconds, significant
 
 _WRITE_UNTIL_CUT = """
 import sys

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from nodecast.machines import load_machine
     from nodecast.models.sass import SassComparison
     from nodecast.report import files
-    from nodecast.report.words import plural
+    from nodecast.words import plural
     from nodecast.traces.ncu import NCU_COMMAND, read_ncu_csv
 
     if args.print_ncu_command:

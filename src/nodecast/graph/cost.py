@@ -54,7 +54,7 @@ import pandas as pd
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
 from nodecast.notes import HOST_TIME, LATENCY_KEPT, Note, retold
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Machine

@@ -54,11 +54,11 @@ from nodecast.graph.result import measured_schedule
 from nodecast.graph.weigh import weigh
 from nodecast.machines.compose import node_notes
 from nodecast.notes import OPS_KEPT, Note, from_
-from nodecast.report.headline import Number
-from nodecast.report.speedup import MEANING, SPEEDUP
-from nodecast.report.speedup import speedup as time_ratio
-from nodecast.report.tables import fmt_seconds
-from nodecast.report.words import plural
+from nodecast.headline import Number
+from nodecast.speedup import MEANING, SPEEDUP
+from nodecast.speedup import speedup as time_ratio
+from nodecast.units import fmt_seconds
+from nodecast.words import plural
 
 if TYPE_CHECKING:
     from nodecast.graph.api import ApiCalls
@@ -115,7 +115,7 @@ class ForecastResult:
 
     @property
     def speedup(self) -> float:
-        """Measured end-to-end on A over the forecast on B (> 1: B is faster; ``nodecast.report.speedup``)."""
+        """Measured end-to-end on A over the forecast on B (> 1: B is faster; ``nodecast.speedup``)."""
         return time_ratio(self.measured_end_to_end_s, self.end_to_end_s)
 
     def headline(self) -> list[Number]:

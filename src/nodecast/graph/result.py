@@ -31,7 +31,7 @@ from nodecast.graph.build import build
 from nodecast.notes import from_, records
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.replay import Schedule, replay
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.traces.trace import Trace
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from nodecast.errors import InputError
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 if TYPE_CHECKING:
     from nodecast.graph.api import ApiCalls
@@ -341,8 +341,8 @@ class Comparison:
     def headline(self, most: int = 6) -> list[Number]:
         """End to end measured on A, then forecast per target with its interval (the fastest and the slowest
         target when there are more than ``most``), then the speed-up A / B of the fastest target."""
-        from nodecast.report.headline import Number
-        from nodecast.report.speedup import MEANING, SPEEDUP
+        from nodecast.headline import Number
+        from nodecast.speedup import MEANING, SPEEDUP
 
         out = [Number(f"end to end, measured on {self.source} (A)", self.measured_end_to_end_s, "s")]
         rows = self.rows
@@ -417,7 +417,7 @@ def unchanged_row(result: ForecastResult) -> dict[str, Any]:
     on A / replayed on A; it has no interval, and no op kept for want of a model (NaN)."""
     from nodecast.graph.change import UNCHANGED
     from nodecast.graph.forecast import REPLAYED
-    from nodecast.report.speedup import speedup as time_ratio
+    from nodecast.speedup import speedup as time_ratio
 
     cats = result.categories()
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from nodecast import notes as nn
 from nodecast.graph.opgraph import OpKind
-from nodecast.report.tables import fmt_seconds
+from nodecast.units import fmt_seconds
 from nodecast.traces.kinds import TransferClass
 
 if TYPE_CHECKING:

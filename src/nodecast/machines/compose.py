@@ -138,7 +138,7 @@ def _short(value: Any, path: str = "") -> str:
     """The base's value of ``path`` as the provenance names it: with the unit its key's suffix says (``_bps``,
     ``_bytes``, ``_hz``, ``_s``, a peak's flop/s), never an exponent (``249.6 GB/s``, not ``2.496e+11``); four
     significant digits, so that it shows how it differs from the value the machine file gives."""
-    from nodecast.report.tables import fmt_bytes, fmt_seconds, significant
+    from nodecast.units import fmt_bytes, fmt_seconds, significant
 
     if isinstance(value, dict):
         return ", ".join(f"{k} {_short(v, f'{path}.{k}')}" for k, v in value.items())

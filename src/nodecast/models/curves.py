@@ -192,7 +192,7 @@ class Curves:
 
     def one_byte_summary(self) -> list[str]:
         """Where each machine's L+O came from, one line per distinct answer (machines grouped)."""
-        from nodecast.report.tables import significant
+        from nodecast.units import significant
 
         described: dict[str, list[str]] = {}
         for machine in self.machines:

@@ -41,7 +41,7 @@ from nodecast.models.base import ModelResult, register
 from nodecast.models.kernel_precision import Precisions, tensor_precision
 from nodecast.models.kernel_ratios import compute_ratio, dram_ratio
 from nodecast.models.roofline import MODEL_PRECISIONS, GpuFigures, gpu_figures
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.ncu import KernelMetrics, join_trace
 

@@ -57,7 +57,7 @@ from nodecast.models.kernel_learned import LearnedKernelModel
 from nodecast.models.kernel_wave import WaveScalingModel
 from nodecast.models.roofline import RooflineModel
 from nodecast.notes import retold
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Machine

@@ -50,7 +50,7 @@ from nodecast.models.kernel_features import (MODIFIERS, PEAK_KEYS, RATIOS, GpuFi
                                              differences, figures_of, modifiers, offset, ratios)
 from nodecast.models.kernel_footprint import kernel_rows
 from nodecast.models.kernel_precision import name_precision
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.op_classes import DType
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 if TYPE_CHECKING:
     from nodecast.machines.parts import TargetLimits

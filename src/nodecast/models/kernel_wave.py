@@ -88,7 +88,7 @@ from nodecast.models.kernel_occupancy import LaunchShape, launch_arrays, occupan
 from nodecast.models.kernel_signatures import launch_signatures
 from nodecast.models.kernel_precision import Precisions
 from nodecast.models.kernel_ratios import dram_bps, dram_ratio, per_sm_rate_ratio
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 
 if TYPE_CHECKING:

@@ -103,7 +103,7 @@ import pandas as pd
 from nodecast.errors import InputError
 from nodecast.models.base import ModelResult, register
 from nodecast.notes import LEVELS_UNKNOWN, Note
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, join_trace
 
 if TYPE_CHECKING:

@@ -60,7 +60,7 @@ from nodecast.models.base import ModelResult, register
 from nodecast.models.baselines import PeakBandwidthModel
 from nodecast.models.transfer import (UNKNOWN_HOST, UNKNOWN_HOST_NOTE, AheadModel, TransferModelBase, _group_mask,
                                       unknown_host_note)
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import TransferClass
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ from nodecast.models import c2c, nvlink, pageable, pcie
 from nodecast.models.base import ModelResult, register
 from nodecast.models.one_byte import OneByteCost, bytes_float64, resolve_one_byte
 from nodecast.notes import HOST_MEMORY_UNKNOWN, Note
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import HOST_MEMORY_KINDS, TransferClass
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ _GB = 1e9
 
 def _seconds(value: float) -> str:
     """A duration in the unit the tables use (``1.25 ms``)."""
-    from nodecast.report.tables import fmt_seconds
+    from nodecast.units import fmt_seconds
 
     return fmt_seconds(value)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecast.fileio import atomic_path
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.sim.dag import total_flops
 from nodecast.strict_json import dumps
 

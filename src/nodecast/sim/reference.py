@@ -34,7 +34,7 @@ from typing import Any
 
 from nodecast.errors import InputError
 from nodecast.inputs import read_input
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
 from nodecast.sim.runtime import RuntimeOptions

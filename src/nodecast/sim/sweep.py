@@ -49,7 +49,7 @@ from nodecast.sim.apps import APPS, task_count
 from nodecast.graph.opgraph import OpGraph
 from nodecast.sim.perfmodel import KernelModels
 from nodecast.sim.platform import Platform
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.sim.runtime import RuntimeOptions, Simulation
 
 #: Without an explicit job count, a sweep starts a local cluster only when it simulates at

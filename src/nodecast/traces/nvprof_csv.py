@@ -79,7 +79,7 @@ import numpy as np
 from nodecast import notes as nn
 from nodecast.errors import InputError
 from nodecast.inputs import read_input
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta

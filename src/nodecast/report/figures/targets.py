@@ -9,9 +9,9 @@ import numpy as np
 from nodecast.graph import metrics
 from nodecast.graph.targets import Comparison
 from nodecast.report.figures import check_figure_path, draw, plt, save
-from nodecast.report.speedup import SPEEDUP
+from nodecast.speedup import SPEEDUP
 from nodecast.report.tables import fmt_ratio, fmt_seconds
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 
 @draw.register(Comparison)

@@ -1,7 +1,7 @@
 """A result as files other tools open: JSON (headline numbers and tables), CSV or Parquet (its main table).
 
 ``write(result, path, **options)`` chooses by the extension: ``.json`` writes
-``document(result)`` (a dict: ``headline``, a list of ``report.headline.Number``
+``document(result)`` (a dict: ``headline``, a list of ``nodecast.headline.Number``
 as dicts, first; then the result's values and tables as records), ``.csv``
 and ``.parquet`` write ``table(result)`` (one DataFrame: the table a command's
 ``--table`` option has always written). ``dumps`` gives the JSON text that

@@ -13,7 +13,7 @@ from nodecast.graph.replay import Schedule
 from nodecast.notes import HOST_TIME, about, percent, share
 from nodecast.report.html.timelines import natural_key
 from nodecast.report.tables import fmt_seconds
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 
 def timeline_ops(graph: OpGraph, schedule: Schedule) -> pd.DataFrame:

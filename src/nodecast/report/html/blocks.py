@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from nodecast.notes import DECISIVE_SHARE, split
-from nodecast.report.headline import Number
+from nodecast.headline import Number
 from nodecast.report.html.page import Block
 from nodecast.report.html.units import UNITS, check_unit, fmt
 

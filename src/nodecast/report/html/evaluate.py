@@ -20,7 +20,7 @@ import numpy as np
 from nodecast.evaluate import TOTALS_ONLY, Evaluation, ape
 from nodecast.report import html as rh
 from nodecast.report.html._graph import host_work, timeline_ops
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 
 def evaluation_page(ev: Evaluation, command: Sequence[str] | str | None = None) -> rh.Page:

@@ -26,7 +26,7 @@ from nodecast.graph.forecast import FORECAST, MEASURED, ForecastResult
 from nodecast.graph.opgraph import OpKind
 from nodecast.report import html as rh
 from nodecast.report.html._graph import critical_path_frame, host_work, timeline_ops, trace_summary
-from nodecast.report.speedup import MEANING, SPEEDUP
+from nodecast.speedup import MEANING, SPEEDUP
 from nodecast.report.terminal.forecast import whole_table
 
 #: Kernels shown in the per-kernel table and figure, by time on A.

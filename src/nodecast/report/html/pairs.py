@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nodecast.evaluate_kernels import PairsEvaluation
 from nodecast.report import html as rh
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 
 def pairs_page(result: PairsEvaluation, command: Sequence[str] | str | None = None) -> rh.Page:

@@ -20,7 +20,7 @@ import pandas as pd
 from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, Projection
 from nodecast.report import html as rh
 from nodecast.report.terminal.project import summary_shown
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 
 #: Kernels shown in the per-kernel table and figure, by time on A.

@@ -26,7 +26,7 @@ from nodecast.graph.change import UNCHANGED
 from nodecast.graph.targets import Comparison
 from nodecast.notes import Note
 from nodecast.report import html as rh
-from nodecast.report.speedup import MEANING, SPEEDUP
+from nodecast.speedup import MEANING, SPEEDUP
 
 #: Targets whose machines are listed one by one under the run's inputs.
 MACHINES_LISTED = 6

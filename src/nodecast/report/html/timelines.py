@@ -46,7 +46,7 @@ import pandas as pd
 
 from nodecast.report.html.colors import category_colors
 from nodecast.report.html.page import Figure
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 #: Pixels a track row takes, and the plot's height beyond the rows (title, axis, toolbar).
 _ROW_PX, _FRAME_PX = 22, 70

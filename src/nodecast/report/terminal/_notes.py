@@ -15,7 +15,7 @@ from rich.console import Console
 
 from nodecast.notes import split
 from nodecast.report import tables as t
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 #: ``--notes`` choices; the first is the default.
 NOTES = ("decisive", "all", "none")

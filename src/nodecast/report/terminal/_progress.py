@@ -19,7 +19,7 @@ import threading
 import time
 from typing import IO, Any
 
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 #: Seconds between two progress lines when stderr is not a terminal: often enough that a log shows the job is alive,
 #: seldom enough that a 13-minute job writes about 80 lines, not one per run.

@@ -9,7 +9,7 @@ from rich.console import Console
 from nodecast.evaluate import TOTALS_ONLY, Evaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.text import LIMIT, shown
 
 WMAPE_CAPTION = ("WMAPE = 100 * sum|actual - projected| / sum(actual) (AHEAD VI.C); MAPE = 100 * mean(|A - P| / A) "

@@ -12,7 +12,7 @@ from nodecast.graph import metrics
 from nodecast.graph.change import UNCHANGED
 from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.report import tables as t
-from nodecast.report.speedup import SPEEDUP, speedup
+from nodecast.speedup import SPEEDUP, speedup
 from nodecast.report.terminal import _notes, render
 from nodecast.text import LIMIT, shown
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from nodecast.evaluate_kernels import PairsEvaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.text import shown
 
 

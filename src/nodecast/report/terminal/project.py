@@ -12,7 +12,7 @@ from rich.console import Console
 from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projection
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
-from nodecast.report.words import plural
+from nodecast.words import plural
 from nodecast.text import LIMIT, shown
 from nodecast.traces.kinds import OpKind
 

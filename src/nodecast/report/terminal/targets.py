@@ -11,7 +11,7 @@ from nodecast.graph import metrics
 from nodecast.graph.change import UNCHANGED
 from nodecast.graph.targets import Comparison
 from nodecast.report import tables as t
-from nodecast.report.speedup import MEANING, SPEEDUP
+from nodecast.speedup import MEANING, SPEEDUP
 from nodecast.report.terminal import _notes, render
 from nodecast.text import LIMIT, shown
 

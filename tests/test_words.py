@@ -1,6 +1,6 @@
 """Counts in words: the noun agrees with the number."""
 
-from nodecast.report.words import plural
+from nodecast.words import plural
 
 
 def test_plural():

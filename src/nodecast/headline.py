@@ -1,5 +1,8 @@
 """The numbers a result leads with: what ``--json`` writes under ``headline`` and the HTML page shows first.
 
+It sits with the other ground modules (errors, values, text, words), below the models and workflows that
+build results, not in ``report/``: the workflows make ``Number`` objects and ``report/`` only renders them.
+
 A result object's ``headline()`` returns a list of ``Number`` (end-to-end
 time on A and on B with its interval, a WMAPE, a makespan ...). The JSON
 writer (``report.files``) and the HTML page (``report.html``) both take them

@@ -1,4 +1,8 @@
-"""Counts in words: ``1 group``, ``2 groups``, ``1,024 copies``."""
+"""Counts in words: ``1 group``, ``2 groups``, ``1,024 copies``.
+
+A ground module (beside errors, values and text): models, traces and workflows word their notes with it, so it
+does not live in ``report/``, which only renders results.
+"""
 
 from __future__ import annotations
 
