@@ -365,7 +365,7 @@ class LearnedKernelModel:
         params = self.params or load_params()
         try:
             t, lo, hi, notes = project_ops(op_features(trace, rows), source, target, params)
-        except (KeyError, AttributeError) as exc:
+        except KeyError as exc:  # a machine file without a figure the features read (its GPU's levels)
             return ModelResult(self.name, time_s, low, high, [f"no kernel projected: a machine lacks {exc}"])
         time_s[rows], low[rows], high[rows] = t, lo, hi
         fitted = params.seen.get("gpus", [])
