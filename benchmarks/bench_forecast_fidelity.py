@@ -8,7 +8,7 @@ traces of AHEAD's Titan and Summit nodes (``NODES``), with the absolute copy
 model ``ahead`` and the default kernel model (``MODELS``). The default copy
 model, ``ahead-scaled``, takes the source run as its calibration and gives
 every copy its measured time back on the same node by construction (a test
-checks it, tests/graph/test_source_calibration.py): what this measures is how
+checks it, tests/workflows/test_source_calibration.py): what this measures is how
 far the data sheets alone land. The
 graph is the same as in the same-node replay (target 5a,
 ``bench_replay_fidelity.py``); what differs is every op's duration, which now
@@ -48,9 +48,9 @@ def _err(value: float, reference: float) -> float:
 
 def one(path: Path) -> dict:
     from nodecast.errors import InputError
-    from nodecast.graph.evaluate import _category_models, _category_times
-    from nodecast.graph.cost import CostOptions
-    from nodecast.graph.forecast import forecast, read_trace_and_api
+    from nodecast.workflows.evaluate_run import _category_models, _category_times
+    from nodecast.cost.ops import CostOptions
+    from nodecast.workflows.forecast import forecast, read_trace_and_api
     from nodecast.machines import resolve_source
 
     t0 = time.perf_counter()

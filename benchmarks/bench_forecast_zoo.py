@@ -60,10 +60,10 @@ class _Runs:
 
     def get(self, path: Path) -> dict:
         if path not in self.cache:
-            from nodecast.graph import metrics
+            from nodecast.engine import metrics
             from nodecast.graph.build import build
-            from nodecast.graph.forecast import read_trace_and_api
-            from nodecast.graph.result import measured_schedule
+            from nodecast.workflows.forecast import read_trace_and_api
+            from nodecast.workflows.replay import measured_schedule
             from nodecast.machines import resolve_source
 
             trace, api = read_trace_and_api(path)
@@ -83,10 +83,10 @@ class _Runs:
 
 def forecast_pair(runs: _Runs, src: Path, dst: Path) -> dict:
     """Forecast the run in ``src`` on the node of ``dst``; compare with ``dst``'s measured end to end."""
-    from nodecast.graph.forecast import forecast
+    from nodecast.workflows.forecast import forecast
 
-    from nodecast.graph import metrics
-    from nodecast.graph.replay import replay
+    from nodecast.engine import metrics
+    from nodecast.engine.replay import replay
 
     a, b = runs.get(src), runs.get(dst)
     r = forecast(a["trace"], a["api"], a["node"], b["node"], graph=a["graph"])
@@ -165,7 +165,7 @@ def main() -> None:
     rows = [row for part in parts for row in part]
     kept = sum(r["kernels_kept"] for r in rows)
     total_k = sum(r["kernels"] for r in rows)
-    from nodecast.graph.cost import model_chains
+    from nodecast.cost.ops import model_chains
 
     chains = model_chains(None)
     print(f"kernel zoo: {len(rows):,} forecasts in {time.perf_counter() - t0:.1f} s ({args.jobs} process(es)); "

@@ -4,7 +4,7 @@
 input sizes on a GTX 680, a GTX TITAN, a Tesla K20c and a GTX 970 (its
 README). For every ordered pair (A, B) of those GPUs and every file both ran,
 the run on A is projected onto B with each kernel model and compared launch by
-launch with the run on B (``nodecast.evaluate.evaluate``: kernels aligned by
+launch with the run on B (``nodecast.workflows.evaluate.evaluate``: kernels aligned by
 name and launch order). Errors are kernel-time WMAPE, ``100 * sum|B - P| /
 sum B`` over the aligned launches, pooled per program, per pair and overall
 (every launch of every pair: the largest runs weigh most), and the unweighted
@@ -136,7 +136,7 @@ def zoo_errors(step: int, gtx970_clock: float | None, folds: dict[str, Path] | N
     ``learned-kernel`` is then scored too, each target by a fit that never saw it."""
     import os
 
-    from nodecast.evaluate import evaluate
+    from nodecast.workflows.evaluate import evaluate
     from nodecast.models.kernel_learned import ENV
     from nodecast.traces.load import load_trace
 
@@ -212,8 +212,8 @@ def tables(sums: dict) -> str:
 
 def cross_vendor() -> str:
     """H100 -> MI300X: kernel totals per model (names differ across vendors)."""
-    from nodecast.evaluate import evaluate
-    from nodecast.evaluate_kernels import kernel_table
+    from nodecast.workflows.evaluate import evaluate
+    from nodecast.workflows.evaluate_kernels import kernel_table
     from nodecast.machines import load_machine
     from nodecast.traces.load import load_trace
 

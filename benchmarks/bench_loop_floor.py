@@ -25,8 +25,8 @@ import sys
 import time
 from heapq import heappop, heappush
 
-from nodecast.sim.apps import cholesky_tasks
-from nodecast.sim.dag import R
+from nodecast.graph.apps import cholesky_tasks
+from nodecast.graph.taskgraph import R
 
 N_GPUS = 3
 #: seconds per kernel (POTRF, TRSM, SYRK, GEMM: the order the graph numbers them); the values only set the order of events

@@ -113,7 +113,7 @@ def phase(name: str, paths: dict[str, str], models: list[str] | None = None) -> 
     """Run one measured phase in this (fresh) process and return its figures."""
     from nodecast.machines import load_machine
     from nodecast.models.base import get_models
-    from nodecast.project import project
+    from nodecast.cost.project import project
     from nodecast.traces.load import load_trace
 
     from nodecast._alloc import keep_large_allocations

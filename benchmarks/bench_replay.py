@@ -11,7 +11,7 @@ program-order and sync edges.
 Measured in a fresh process (so that peak memory is its own):
 
   build      nodecast.graph.build(trace, api): edges, calibration, Kahn order
-  replay     nodecast.graph.replay(graph, durations): the compiled single pass
+  replay     nodecast.engine.replay(graph, durations): the compiled single pass
              (median of 5 runs after the first one)
   critical   metrics.critical_path on the replayed schedule
 
@@ -27,7 +27,7 @@ Link sharing (``--sharing-gpus N``, default 4; 0 skips it): the same program
 with its streams spread over N GPUs in blocks (8 streams on 4 GPUs: two per
 GPU), replayed on ``--machine`` (default dgx-a100, where GPUs 0-1 and 2-3
 sit behind one PCIe switch each and share its host link) with
-nodecast.graph.event_replay: ``copy_links`` (every copy's route, its rate
+nodecast.engine.event_replay: ``copy_links`` (every copy's route, its rate
 alone = the route's bottleneck) and ``replay_shared(path="auto")``, which
 runs the single pass, finds the switch uplinks oversubscribed and replays
 on the simulator's event engine and fluid network. Printed: which path ran
@@ -70,7 +70,7 @@ def reset_peak() -> None:
 def synthetic(n_ops: int, n_streams: int, seed: int = 0, gpus: int = 1):  # noqa: ANN201
     """(Trace, ApiCalls) of the synthetic program (see the module docstring), timestamps in ns; with ``gpus`` > 1
     the streams are spread over that many GPUs in blocks (stream ``13 + i`` on GPU ``i * gpus // n_streams``)."""
-    from nodecast.graph.api import ApiCalls, ApiMeta
+    from nodecast.traces.api import ApiCalls, ApiMeta
     from nodecast.traces.kinds import CopyKind, MemKind, OpKind
     from nodecast.traces.trace import Trace, TraceMeta
 
@@ -111,7 +111,8 @@ def synthetic(n_ops: int, n_streams: int, seed: int = 0, gpus: int = 1):  # noqa
 def child(n_ops: int, n_streams: int) -> dict:
     """One measured run in this process."""
     from nodecast._alloc import keep_large_allocations
-    from nodecast.graph import build, metrics, replay
+    from nodecast.graph.build import build
+    from nodecast.engine import metrics, replay
 
     keep_large_allocations()  # what the nodecast command does at start
     warm_trace, warm_api = synthetic(3000, n_streams)
@@ -148,10 +149,10 @@ def child(n_ops: int, n_streams: int) -> dict:
 def child_shared(n_ops: int, n_streams: int, gpus: int, machine: str) -> dict:
     """One measured link-sharing run in this process."""
     from nodecast._alloc import keep_large_allocations
-    from nodecast.graph import build
-    from nodecast.graph.event_replay import copy_links, replay_shared
+    from nodecast.graph.build import build
+    from nodecast.engine.event_replay import copy_links, replay_shared
     from nodecast.machines import load_machine
-    from nodecast.sim.platform import Platform
+    from nodecast.engine.platform import Platform
 
     keep_large_allocations()
     plat = Platform.from_machine(load_machine(machine))

@@ -49,8 +49,8 @@ MISSES = {
 
 
 def rows(folder: Path) -> list[dict]:
-    from nodecast.graph import metrics
-    from nodecast.graph.result import replay_trace
+    from nodecast.engine import metrics
+    from nodecast.workflows.replay import replay_trace
 
     out = []
     files = sorted(p for p in folder.iterdir() if p.name.startswith(("nsys_", "nvprof", "kineto_")))

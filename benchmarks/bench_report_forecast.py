@@ -5,7 +5,7 @@ streams, two kernels per copy, each launched by its own runtime call from
 one host thread: a graph of about 2 x ``--ops`` ops), forecast from titan
 to summit with the registry's models. In a fresh process it measures:
 
-  forecast   nodecast.graph.forecast.forecast (not part of the page's budget)
+  forecast   nodecast.workflows.forecast.forecast (not part of the page's budget)
   import     importing Bokeh and the page's renderers (a command pays it once)
   page       nodecast.report.html.render(result, path): building the page (headline,
              both machines, tables, the two timelines of every graph op, critical
@@ -36,7 +36,7 @@ def child(n_ops: int, repeat: int, out: str) -> dict:
     spec = importlib.util.spec_from_file_location("bench_replay", HERE / "bench_replay.py")
     bench_replay = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench_replay)  # type: ignore[union-attr]
-    from nodecast.graph.forecast import forecast
+    from nodecast.workflows.forecast import forecast
     from nodecast.machines import load_machine
 
     trace, api = bench_replay.synthetic(n_ops, 8)

@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from nodecast.sim.apps import cholesky
-from nodecast.sim.perfmodel import KernelModels
-from nodecast.sim.platform import Platform
-from nodecast.sim.runtime import RuntimeOptions, Simulation
+from nodecast.graph.apps import cholesky
+from nodecast.models.history import KernelModels
+from nodecast.engine.platform import Platform
+from nodecast.runtime.simulation import RuntimeOptions, Simulation
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "starpu" / "sampling"
 STARPU_WALL_S = 16.6

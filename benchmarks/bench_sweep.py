@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from nodecast.sim.perfmodel import KernelModels
-from nodecast.sim.platform import Platform
-from nodecast.sim.runtime import RuntimeOptions
-from nodecast.sim.sweep import Case, default_jobs, run_cases
+from nodecast.models.history import KernelModels
+from nodecast.engine.platform import Platform
+from nodecast.runtime.simulation import RuntimeOptions
+from nodecast.workflows.simulate_sweep import Case, default_jobs, run_cases
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "starpu" / "sampling"
 

@@ -2,7 +2,7 @@
 
 Two runs of the same program, A and B, are evaluated as ``nodecast evaluate A
 B --from X --to Y`` does: A's copies are projected onto B's node by every
-transfer model, paired with B's copies (``nodecast.evaluate.align``), and
+transfer model, paired with B's copies (``nodecast.workflows.evaluate.align``), and
 the WMAPE of each model is printed per copy kind (``all`` = every paired
 copy). Pairs, from ../shared/data/traces (SOURCES.md):
 
@@ -56,7 +56,7 @@ def _pct(x: float) -> str:
 
 def evaluate_pairs(folder: Path) -> tuple[list[str], list[list[str]], list[str]]:
     """(model columns, table rows, notes) over ``PAIRS`` in both directions."""
-    from nodecast.evaluate import NothingToEvaluate, evaluate
+    from nodecast.workflows.evaluate import NothingToEvaluate, evaluate
     from nodecast.machines import load_machine
     from nodecast.traces.load import load_trace
 

@@ -98,8 +98,8 @@ def test_kineto_trace_with_a_huge_integer_is_one_line(shared_traces, tmp_path, c
 def test_dag_file_beyond_the_decoders_limits_is_one_line(tmp_path, capsys, bad):
     """simulate --dag on a real DAG file (a Cholesky written by to_json) with a 5,001-digit priority, or
     nested 100,000 deep: exit 2, one line naming the file."""
-    from nodecast.sim.apps import cholesky
-    from nodecast.sim.dag import to_json
+    from nodecast.graph.apps import cholesky
+    from nodecast.graph.taskgraph import to_json
 
     text = json.dumps(to_json(cholesky(960 * 2)))
     if bad == "int":
@@ -157,8 +157,8 @@ def test_machine_value_beyond_a_double_is_one_line(tmp_path, capsys):
 def test_dag_value_beyond_its_column_is_one_line(tmp_path, capsys, key):
     """A DAG task whose priority or flops is a 4,001-digit integer: exit 2, one line naming the key (was
     OverflowError from the int32 priority column or float())."""
-    from nodecast.sim.apps import cholesky
-    from nodecast.sim.dag import to_json
+    from nodecast.graph.apps import cholesky
+    from nodecast.graph.taskgraph import to_json
 
     doc = to_json(cholesky(960 * 2))
     doc["tasks"][0][key] = 0

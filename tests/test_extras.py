@@ -109,9 +109,9 @@ def test_several_targets_without_dask_run_one_at_a_time_with_a_note(tmp_path):
 def test_large_sweeps_without_dask_run_in_this_process(monkeypatch):
     """The automatic choice (no job count) of a sweep large enough for a local cluster stays in this process when
     Dask is absent (was: ModuleNotFoundError from the cluster start)."""
-    from nodecast.sim import sweep
-    from nodecast.sim.runtime import RuntimeOptions
-    from nodecast.sim.setup import SimSetup, platform_and_models
+    from nodecast.workflows import simulate_sweep as sweep
+    from nodecast.runtime.simulation import RuntimeOptions
+    from nodecast.cost.tasks import SimSetup, platform_and_models
 
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_TASKS", 0)  # every sweep counts as large
     monkeypatch.setattr(sweep, "default_jobs", lambda: 4)
@@ -125,8 +125,8 @@ def test_large_sweeps_without_dask_run_in_this_process(monkeypatch):
 
 def test_large_comparisons_without_dask_run_in_this_process(monkeypatch):
     """The same for a forecast of several targets."""
-    from nodecast.graph import targets
-    from nodecast.graph.forecast import read_trace_and_api
+    from nodecast.workflows import targets
+    from nodecast.workflows.forecast import read_trace_and_api
 
     monkeypatch.setattr(targets, "AUTO_PARALLEL_OPS", 0)
     monkeypatch.setattr(targets, "_default_jobs", lambda: 4)

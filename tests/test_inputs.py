@@ -36,7 +36,7 @@ from nodecast.inputs import (
     remove_spools,
 )
 from nodecast.machines.loader import load_machine_file
-from nodecast.sim.dag import load_dag
+from nodecast.graph.taskgraph import load_dag
 from nodecast.traces.load import load_trace, sample_file
 
 SAMPLE = "nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
@@ -255,7 +255,7 @@ def test_trace_through_a_pipe_reads_as_the_file(name, request):
     """A trace given as a pipe (/dev/fd/N, as bash's `<(zcat x.json.gz)` gives it) reads as the file does, GPU ops
     and host records both (they open it twice), and is named by the pipe's path; it was refused because format
     detection had consumed its start."""
-    from nodecast.graph.forecast import read_trace_and_api
+    from nodecast.workflows.forecast import read_trace_and_api
 
     if name == "sample":
         stack = contextlib.ExitStack()

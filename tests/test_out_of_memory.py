@@ -38,7 +38,7 @@ def sample_ops() -> int:
 
 def test_a_forecast_out_of_memory_is_one_line_with_the_trace_size(monkeypatch, capsys, tmp_path, sample_ops):
     """The replay on B runs out: exit 2, one line naming the trace, its GPU ops and what to do; no JSON written."""
-    import nodecast.graph.forecast as forecast_module
+    import nodecast.workflows.forecast as forecast_module
 
     monkeypatch.setattr(forecast_module, "forecast", _allocate_too_much)
     doc = tmp_path / "f.json"
@@ -84,7 +84,7 @@ def test_an_arrow_allocation_failure_while_writing_the_op_table_is_the_same_line
 
 def test_what_a_memory_limit_makes_of_a_thread_or_a_library_load_is_the_same_line(monkeypatch, capsys):
     """Under ``ulimit -v`` a thread cannot map its stack and a library its segments: those are the same line too."""
-    import nodecast.graph.forecast as forecast_module
+    import nodecast.workflows.forecast as forecast_module
     from nodecast.out_of_memory import ran_out
 
     def no_thread(*_: object, **__: object) -> None:

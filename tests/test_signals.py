@@ -69,7 +69,7 @@ def test_a_stopped_run_removes_its_temporary_file_and_its_finished_outputs(tmp_p
 # a ctypes callback of llvmlite), after the replay (argv[1] "finishes") or before it, which then fails ("fails").
 _CTRL_C_SWALLOWED = """
 import ctypes, signal, sys
-import nodecast.graph.result as result
+import nodecast.workflows.replay as result
 
 def swallow_ctrl_c():
     def compare(a, b):

@@ -94,7 +94,7 @@ def test_report_documents_write_null(tmp_path):
 def _empty_sim_result(**changes):
     """A simulation with no task: makespan 0, so GFlop/s is NaN; and an infinite link bandwidth (the simulator
     refuses one, the writer must not write it bare either)."""
-    from nodecast.sim.outputs import LinkStats, SimResult
+    from nodecast.runtime.outputs import LinkStats, SimResult
 
     fields = {"app": "empty", "platform": "p", "scheduler": "dmda", "n_tasks": 0, "makespan_s": 0.0,
               "total_flops": 0.0, "workers": [], "links": [LinkStats("l", math.inf, 0.0, 0.0)], "nodes": [],
@@ -106,7 +106,7 @@ def test_simulate_summary_and_trace_write_null(tmp_path):
     """``simulate --json`` (the run's summary) and ``--trace`` (Chrome trace): GFlop/s of an empty run (NaN) and an
     infinite bandwidth are null."""
     from nodecast.report.files.simulate import write_json
-    from nodecast.sim.outputs import write_chrome_trace
+    from nodecast.runtime.outputs import write_chrome_trace
 
     result = _empty_sim_result()
     summary = strict_loads(write_json(result, tmp_path / "run.json").read_text())
@@ -117,7 +117,7 @@ def test_simulate_summary_and_trace_write_null(tmp_path):
 
 def test_forecast_chrome_trace_writes_null(tmp_path, monkeypatch):
     """``replay/forecast --trace``: an event time that is not finite is written null."""
-    from nodecast.graph import export
+    from nodecast.workflows import export
 
     monkeypatch.setattr(export, "chrome_events", lambda result: [{"ph": "X", "pid": 1, "tid": 1, "name": "k",
                                                                    "ts": math.nan, "dur": math.inf}])

@@ -260,10 +260,10 @@ def test_target_metrics_identity_gives_zero_error(machines, tmp_path, capsys):
 
 @needs_v100
 def test_project_uses_kernel_model_when_metrics_are_given(machines):
-    """nodecast.project with metrics projects every kernel op with the roofline model; without, the roofline
+    """nodecast.cost.project with metrics projects every kernel op with the roofline model; without, the roofline
     projects none and the metrics-free kernel models (wave-scaling, the ratios, the default) project all 35."""
     from nodecast.machines import load_machine
-    from nodecast.project import project
+    from nodecast.cost.project import project
     from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
 
     src, tgt = map(load_machine, machines)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from nodecast.errors import InputError
-from nodecast.graph import EdgeKind, OpKind, build_graph
-from nodecast.graph.api import ApiCalls, ApiMeta
+from nodecast.graph.opgraph import EdgeKind, OpKind
+from nodecast.graph.build import build_graph
+from nodecast.traces.api import ApiCalls, ApiMeta
 from nodecast.graph.build import build
 from nodecast.traces.kinds import OpKind as TraceKind
 from nodecast.traces.trace import Trace, TraceMeta

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nodecast.evaluate import evaluate
+from nodecast.workflows.evaluate import evaluate
 from nodecast.machines import load_machine
 from nodecast.models import pageable
 from nodecast.traces.load import load_trace

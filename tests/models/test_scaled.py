@@ -9,7 +9,7 @@ from nodecast.machines import load_machine
 from nodecast.models.base import get_models
 from nodecast.models.scaled import AheadScaledModel, PeakBandwidthScaledModel
 from nodecast.models.transfer import AheadModel
-from nodecast.project import project
+from nodecast.cost.project import project
 from nodecast.traces import CopyKind, MemKind, OpKind, Trace
 from nodecast.traces.load import load_trace
 

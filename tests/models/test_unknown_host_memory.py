@@ -8,7 +8,7 @@ import pytest
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
 from nodecast.models.transfer import AheadModel
-from nodecast.project import project
+from nodecast.cost.project import project
 from nodecast.traces import CopyKind, MemKind, OpKind, Trace
 from nodecast.traces.load import load_trace
 

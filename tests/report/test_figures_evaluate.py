@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from nodecast.errors import InputError
-from nodecast.evaluate import Alignment, Evaluation
+from nodecast.workflows.evaluate import Alignment, Evaluation
 from nodecast.machines import load_machine
-from nodecast.project import project
+from nodecast.cost.project import project
 from nodecast.report.figures.evaluate import error_boxplot
 from nodecast.traces.trace import Trace
 

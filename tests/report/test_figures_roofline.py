@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nodecast.kernels import KernelRoofline
+from nodecast.workflows.kernels import KernelRoofline
 from nodecast.machines.loader import load_machine_file
 from nodecast.models.roofline import KernelInputs, gpu_figures, project_kernels
 from nodecast.report import figures

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nodecast.graph.forecast import read_trace_and_api
-from nodecast.graph.targets import TargetSpec, compare_targets
+from nodecast.workflows.forecast import read_trace_and_api
+from nodecast.workflows.targets import TargetSpec, compare_targets
 from nodecast.report.figures import draw
 
 VECTORADD = "nsys_vectoradd-streams_t4.sqlite"
@@ -19,7 +19,7 @@ def test_chart_of_two_targets_is_a_png(shared_traces, tmp_path):
 
 def test_chart_of_one_forecast_is_an_svg_naming_its_target(shared_traces, tmp_path):
     """draw(ForecastResult) draws the same chart for its one target, labelled as asked."""
-    from nodecast.graph.forecast import forecast_trace
+    from nodecast.workflows.forecast import forecast_trace
 
     result = forecast_trace(shared_traces / VECTORADD, "titan")
     out = draw(result, tmp_path / "one.svg", label="my titan")

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from nodecast.graph.metrics import _EDGE_LABELS
+from nodecast.engine.metrics import _EDGE_LABELS
 from nodecast.report.html.colors import KNOWN, category_color, category_colors
 from nodecast.traces.kinds import TransferClass
 
-#: What nodecast.graph.metrics labels ops and critical-path edges with.
+#: What nodecast.engine.metrics labels ops and critical-path edges with.
 CATEGORY_LABELS = ["kernels", "memsets", "host: API calls", "host: sync returns", "GPU dependency latency",
                    "host: before the first call", *[f"copies: {c.label}" for c in TransferClass],
                    *_EDGE_LABELS.values()]
 
 
 def test_every_category_nodecast_writes_has_its_own_fixed_colour():
-    """The op-kind, transfer-class and critical-path labels of nodecast.graph.metrics all have a fixed colour, and
+    """The op-kind, transfer-class and critical-path labels of nodecast.engine.metrics all have a fixed colour, and
     no two share one."""
     missing = [c for c in CATEGORY_LABELS if c not in KNOWN]
     assert not missing

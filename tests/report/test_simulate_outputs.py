@@ -13,11 +13,11 @@ from rich.console import Console
 from nodecast.report import figures, files, terminal
 from nodecast.report.files.simulate import write_csv, write_json
 from nodecast.report.terminal.simulate import summary_lines, sweep_lines
-from nodecast.sim.apps import cholesky
-from nodecast.sim.perfmodel import KernelModels
-from nodecast.sim.platform import Platform
-from nodecast.sim.runtime import RuntimeOptions, Simulation
-from nodecast.sim.sweep import run_sweep
+from nodecast.graph.apps import cholesky
+from nodecast.models.history import KernelModels
+from nodecast.engine.platform import Platform
+from nodecast.runtime.simulation import RuntimeOptions, Simulation
+from nodecast.workflows.simulate_sweep import run_sweep
 
 STARPU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "starpu"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -10,9 +10,9 @@ import math
 import pytest
 from rich.console import Console
 
-from nodecast.graph.cost import CostOptions
-from nodecast.graph.forecast import forecast_trace, read_trace_and_api
-from nodecast.graph.targets import TargetSpec, compare_targets
+from nodecast.cost.ops import CostOptions
+from nodecast.workflows.forecast import forecast_trace, read_trace_and_api
+from nodecast.workflows.targets import TargetSpec, compare_targets
 from nodecast.report import terminal
 from nodecast.report.html.forecast import forecast_page
 from nodecast.report.html.targets import comparison_page

@@ -33,7 +33,7 @@ def add_machine_options(parser: argparse.ArgumentParser, *, target_trace: bool =
 
 
 #: What --models defaults to where one model per kind gives each op its time (forecast, replay on B): the
-#: first of ``nodecast.graph.cost.model_chains(None)`` per kind (a test keeps the two in step).
+#: first of ``nodecast.cost.ops.model_chains(None)`` per kind (a test keeps the two in step).
 CHAIN_DEFAULT_HELP = ("models giving each op its time, first that handles an op wins (default: the source run as "
                       "calibration, each op's time on A x the model's ratio B/A: per kind, copies ahead-scaled, "
                       "kernels default-kernel: the roofline with --metrics, wave scaling without; ops no model "
@@ -85,7 +85,7 @@ def machines(args: argparse.Namespace, trace: Trace | None = None,
         raise InputError("missing --from MACHINE", key="--from", hint=f"Give a {_MACHINE}")
     source = load_machine(args.source) if trace is None else resolve_source(trace, args.source, allow)
     if target_trace is None:
-        from nodecast.graph.targets import target_machine
+        from nodecast.workflows.targets import target_machine
 
         # A GPU alone (no @HOST) is A's node with that GPU: what the user does not name is A's.
         return source, target_machine(args.target, source)

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert, print one line."""
-    from nodecast.convert import convert
+    from nodecast.workflows.convert import convert
     from nodecast.report import terminal
 
     terminal.render(convert(args.trace, args.output))

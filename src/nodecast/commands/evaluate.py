@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         from nodecast.commands.evaluate_pairs import run_pairs
 
         return run_pairs(args)
-    from nodecast.evaluate import TOTALS_ONLY, add_whole_run, evaluate
+    from nodecast.workflows.evaluate import TOTALS_ONLY, add_whole_run, evaluate
     from nodecast.fileio import check_writable
-    from nodecast.graph.cost import CostOptions
+    from nodecast.cost.ops import CostOptions
     from nodecast.report import figures, files, terminal
 
     # Every output is checked before any work, so that a bad later path cannot

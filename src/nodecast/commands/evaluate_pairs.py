@@ -1,7 +1,7 @@
 """``nodecast evaluate DIR_A DIR_B``: every pair of traces with the same file name, one summary table.
 
 Called by ``nodecast evaluate`` when its two arguments are folders; the work is
-``nodecast.evaluate_kernels.evaluate_pairs``.
+``nodecast.workflows.evaluate_kernels.evaluate_pairs``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def run_pairs(args: argparse.Namespace) -> int:
     """Evaluate the pairs, print the WMAPE per pair and model (and pooled), the pooled kernel errors, and skips."""
     from nodecast.commands import common
     from nodecast.commands.report_options import check_report_paths, emit
-    from nodecast.evaluate_kernels import evaluate_pairs, pair_files
+    from nodecast.workflows.evaluate_kernels import evaluate_pairs, pair_files
     from nodecast.fileio import check_writable
     from nodecast.paths import is_dir
     from nodecast.report import files, terminal

@@ -66,9 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from nodecast.errors import InputError
     from nodecast.fileio import check_writable
-    from nodecast.graph import export
-    from nodecast.graph.cost import CostOptions
-    from nodecast.graph.targets import split_targets, target_specs
+    from nodecast.workflows import export
+    from nodecast.cost.ops import CostOptions
+    from nodecast.workflows.targets import split_targets, target_specs
     from nodecast.report.figures import check_figure_path
     from nodecast.report.files import check_table_path
 
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     specs = target_specs(split_targets(args.target), args.sweep)
     several = len(specs) > 1
     if several and (args.cluster is not None or (args.jobs or 1) > 1):
-        from nodecast.sim.sweep import require_dask
+        from nodecast.workflows.simulate_sweep import require_dask
 
         require_dask(args.cluster)  # Dask, the 'parallel' extra: before the trace is read
     for path, option, check in ((args.chrome, "--trace", export.check_trace_path),
@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_one(args: argparse.Namespace, spec, options) -> int:  # noqa: ANN001
-    from nodecast.graph import export
-    from nodecast.graph.forecast import forecast, read_trace_and_api
+    from nodecast.workflows import export
+    from nodecast.workflows.forecast import forecast, read_trace_and_api
     from nodecast.machines import resolve_source
     from nodecast.report import figures, files, terminal
 
@@ -130,13 +130,13 @@ def _run_one(args: argparse.Namespace, spec, options) -> int:  # noqa: ANN001
 
 
 def _run_targets(args: argparse.Namespace, specs, options) -> int:  # noqa: ANN001
-    from nodecast.graph.forecast import read_trace_and_api
-    from nodecast.graph.targets import compare_targets
+    from nodecast.workflows.forecast import read_trace_and_api
+    from nodecast.workflows.targets import compare_targets
     from nodecast.report import figures, files, terminal
 
     trace, api = read_trace_and_api(args.trace)
     if args.jobs is None and args.cluster is None:
-        from nodecast.sim.sweep import one_at_a_time_note
+        from nodecast.workflows.simulate_sweep import one_at_a_time_note
 
         if note := one_at_a_time_note(len(specs), "forecasts"):
             terminal.said(note)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from nodecast.characterize import characterize
+from nodecast.workflows.characterize import characterize
 from nodecast.commands.common import trace as load
 from nodecast.commands.report_options import add_report_options, check_report_paths, emit
 

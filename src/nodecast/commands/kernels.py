@@ -8,7 +8,7 @@ total row; kernels whose short names coincide are numbered (#1, #2). ``-o``
 writes one row per launch with the full kernel name, its label and every
 intermediate quantity.
 ``--json`` writes the headline numbers and the table, ``--html`` one page
-with all of it (the work is done by ``nodecast.kernels``, the output by
+with all of it (the work is done by ``nodecast.workflows.kernels``, the output by
 ``nodecast.report``). ``--print-ncu-command`` prints the ncu command that
 collects the metrics.
 """
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     from nodecast.commands.report_options import STDOUT, check_report_paths, emit
     from nodecast.fileio import check_writable
-    from nodecast.kernels import project_kernel_metrics
+    from nodecast.workflows.kernels import project_kernel_metrics
     from nodecast.machines import load_machine
     from nodecast.models.sass import SassComparison
     from nodecast.report import files

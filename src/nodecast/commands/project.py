@@ -8,7 +8,7 @@ from nodecast.commands import common
 from nodecast.commands.report_options import add_notes_option, add_report_options, check_report_paths, emit
 from nodecast.commands.transfer_options import (add_one_byte_option, add_transfer_options, one_byte_given,
                                                 transfer_options)
-from nodecast.project import project
+from nodecast.cost.project import project
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ __all__ = ["add_one_byte_option", "one_byte_given", "register", "run"]
 
 
 def list_models(args: argparse.Namespace) -> int:
-    from nodecast.project import model_list
+    from nodecast.cost.project import model_list
     from nodecast.report import terminal
 
     terminal.render(model_list())

@@ -34,8 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from nodecast.errors import InputError
     from nodecast.fileio import check_writable
-    from nodecast.graph import export
-    from nodecast.graph.result import replay_trace
+    from nodecast.workflows import export
+    from nodecast.workflows.replay import replay_trace
     from nodecast.report import terminal
 
     if args.copy_engines is not None and args.copy_engines < 1:

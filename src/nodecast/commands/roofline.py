@@ -7,7 +7,7 @@ ceilings (eq. 3 compute ceiling, eqs. 6-8 bandwidth ceilings, dashed), the
 kernel at its three operational intensities (eq. 10) and, on the target, the
 projected performance interval of eq. 9 (blue area, red line at its midpoint).
 All launches of the kernel are drawn as one point (counts and times summed)
-unless ``--launch`` picks one. The projection is ``nodecast.kernels.kernel_roofline``;
+unless ``--launch`` picks one. The projection is ``nodecast.workflows.kernels.kernel_roofline``;
 the figure is drawn by ``nodecast.report.figures`` (``figures/roofline.py``).
 """
 
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nodecast.fileio import check_writable
-    from nodecast.kernels import kernel_roofline
+    from nodecast.workflows.kernels import kernel_roofline
     from nodecast.machines import load_machine
     from nodecast.report import figures
     from nodecast.traces.ncu import read_ncu_csv

@@ -1,7 +1,7 @@
 """``nodecast simulate``: simulate a task-based runtime (StarPU-like) on a hybrid node.
 
 Thin layer over ``nodecast.sim``: parse the options into a ``SimSetup``
-(``nodecast.sim.setup``: platform and kernel models), a task graph and
+(``nodecast.cost.tasks``: platform and kernel models), a task graph and
 runtime options, run, and hand the result to ``nodecast.report``.
 """
 
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
     # reaches nodecast's own check.
     p._negative_number_matcher = re.compile(r"-\.?\d")
     p.add_argument("app", nargs="?", choices=("cholesky", "lu"), help="built-in application (or use --dag)")
-    p.add_argument("--dag", type=Path, help="task graph file (JSON, see nodecast.sim.dag)")
+    p.add_argument("--dag", type=Path, help="task graph file (JSON, see nodecast.graph.taskgraph)")
     g = p.add_argument_group("problem")
     g.add_argument("--size", type=int, help="matrix size (elements per side)")
     g.add_argument("--sizes", help="size sweep: N1,N2,... or START:STOP:STEP (inclusive)")
@@ -85,7 +85,7 @@ def register(subparsers) -> None:
     g.add_argument("--pipeline", type=int, default=2, help="kernels queued ahead on a GPU (0: synchronous)")
     g.add_argument("--no-prefetch", action="store_true", help="do not prefetch inputs when a task is assigned")
     g.add_argument("--no-overheads", action="store_true", help="drop the runtime overheads of Table 2")
-    g.add_argument("--sharing", choices=("maxmin", "cm02"), default="maxmin", help="bandwidth sharing (see nodecast.sim.network)")
+    g.add_argument("--sharing", choices=("maxmin", "cm02"), default="maxmin", help="bandwidth sharing (see nodecast.engine.network)")
     g.add_argument("--kernel-times", choices=("mean", "normal", "histogram"), default="mean")
     g.add_argument("--samples", type=Path, help="per-execution samples CSV for --kernel-times histogram")
     g.add_argument("--seed", type=int, default=0)
@@ -201,7 +201,7 @@ def _check_args(args, sweep: bool) -> None:
         if not sweep:
             raise InputError("runs the simulations of a sweep or comparison in parallel, and this is a single run", key="--jobs")
     if sweep and (args.cluster is not None or (args.jobs or 1) > 1):
-        from nodecast.sim.sweep import require_dask
+        from nodecast.workflows.simulate_sweep import require_dask
 
         require_dask(args.cluster)  # Dask, the 'parallel' extra
     if args.gpu_memory is not None:
@@ -238,7 +238,7 @@ def _input_files(args) -> list:
     ../reference/ with --compare-reference)."""
     import os
 
-    from nodecast.sim.setup import STARPU_DIR_ENV
+    from nodecast.cost.tasks import STARPU_DIR_ENV
 
     files = [args.dag, args.platform, args.samples, args.compare_reference or None, args.machine,
              args.kernels_measured_on, args.roofline_gpu]
@@ -260,7 +260,7 @@ def _input_files(args) -> list:
 
 
 def _schedulers(args) -> list[str]:
-    from nodecast.sim.schedulers import SCHEDULERS
+    from nodecast.runtime.schedulers import SCHEDULERS
 
     names = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
     if not names:
@@ -272,8 +272,8 @@ def _schedulers(args) -> list[str]:
 
 
 def _setup(args):
-    """The options that say what the platform and kernel models are built from (``nodecast.sim.setup``)."""
-    from nodecast.sim.setup import SimSetup
+    """The options that say what the platform and kernel models are built from (``nodecast.cost.tasks``)."""
+    from nodecast.cost.tasks import SimSetup
 
     return SimSetup(
         starpu_dir=args.starpu_dir, starpu_machine=args.starpu_machine, platform_file=args.platform,
@@ -288,7 +288,7 @@ def _setup(args):
 
 def _kernel_times(args) -> dict[str, float]:
     """``--kernel-time KERNEL=SECONDS`` options as {kernel: seconds}."""
-    from nodecast.sim.starpu_files import MAX_KERNEL_S
+    from nodecast.traces.starpu_files import MAX_KERNEL_S
 
     fixed: dict[str, float] = {}
     for item in args.kernel_time:
@@ -318,7 +318,7 @@ def _check_kernel_times(args, graph) -> None:
 
 
 def _options(args, scheduler: str, trace: bool):
-    from nodecast.sim.runtime import Overheads, RuntimeOptions
+    from nodecast.runtime.simulation import Overheads, RuntimeOptions
 
     return RuntimeOptions(
         scheduler=scheduler,
@@ -334,8 +334,8 @@ def _options(args, scheduler: str, trace: bool):
 
 
 def _graph(args, size: int | None):
-    from nodecast.sim.apps import APPS
-    from nodecast.sim.dag import load_dag
+    from nodecast.graph.apps import APPS
+    from nodecast.graph.taskgraph import load_dag
 
     if args.dag is not None:
         if args.app is not None:
@@ -360,7 +360,7 @@ def _wrote(path: str | Path) -> None:
 
 def _note_one_at_a_time(args, count: int) -> None:
     """Without --jobs and --cluster and without Dask: one line saying that the simulations run one at a time."""
-    from nodecast.sim.sweep import one_at_a_time_note
+    from nodecast.workflows.simulate_sweep import one_at_a_time_note
 
     if args.jobs is None and args.cluster is None and (note := one_at_a_time_note(count, "simulations")):
         from nodecast.report.terminal import said
@@ -378,8 +378,8 @@ def _progress(total: int, label: str, verb: str):
 
 # ------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
-    from nodecast.sim.runtime import Simulation
-    from nodecast.sim.setup import platform_node
+    from nodecast.runtime.simulation import Simulation
+    from nodecast.cost.tasks import platform_node
 
     if args.compare_reference is not None:
         _check_args(args, sweep=True)
@@ -390,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
         sizes = [None]
     sweep = len(sizes) > 1 or len(schedulers) > 1
     _check_args(args, sweep)
-    from nodecast.sim.setup import platform_and_models
+    from nodecast.cost.tasks import platform_and_models
 
     setup = _setup(args)
     plat, models = platform_and_models(setup)
@@ -403,7 +403,7 @@ def run(args: argparse.Namespace) -> int:
         res = Simulation(graph, plat, models, _options(args, schedulers[0], want_trace)).run()
         _outputs(args, res, trace=True, gantt=True, machine=platform_node(setup))
         return 0
-    from nodecast.sim.sweep import run_sweep
+    from nodecast.workflows.simulate_sweep import run_sweep
 
     jobs = _jobs(args)
     dag = _graph(args, None) if args.dag is not None else None
@@ -422,7 +422,7 @@ def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=
     """Print ``result`` and write the files the options ask for, each announced on stderr."""
     from nodecast.report import figures, html, terminal
     from nodecast.report.files.simulate import write_csv, write_json
-    from nodecast.sim.outputs import write_chrome_trace
+    from nodecast.runtime.outputs import write_chrome_trace
 
     terminal.render(result)
     if args.csv:
@@ -441,8 +441,8 @@ def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=
 
 
 def _compare(args) -> int:
-    from nodecast.sim.reference import compare_reference, load_reference, load_setups, select_rows
-    from nodecast.sim.setup import machines_there, platform_and_models, platform_node, starpu_dir, starpu_platform_file
+    from nodecast.workflows.simulate_reference import compare_reference, load_reference, load_setups, select_rows
+    from nodecast.cost.tasks import machines_there, platform_and_models, platform_node, starpu_dir, starpu_platform_file
 
     setup = _setup(args)
     folder = starpu_dir(setup)

@@ -2,9 +2,9 @@
 
 ``add_transfer_options(parser)`` adds ``--one-byte-us KIND=µs`` (repeatable)
 and ``--host-memory pinned|pageable``; ``transfer_options(args)`` returns them
-as the keyword arguments ``nodecast.project.project`` takes
+as the keyword arguments ``nodecast.cost.project.project`` takes
 (``one_byte_s``, ``host_memory``). Values are checked by the library
-(``nodecast.models.one_byte.check_given``, ``nodecast.project.check_host_memory``),
+(``nodecast.models.one_byte.check_given``, ``nodecast.cost.project.check_host_memory``),
 so a user of the Python API gets the same errors.
 """
 

@@ -1,16 +1,12 @@
-"""The operation graph of a GPU program, built from a trace, and its replay.
+"""The operation graph of a GPU program: one columnar graph for recorded traces and task-graph applications.
 
-``build_graph(path)`` reads any trace nodecast reads with its host API
-records into an ``OpGraph``; ``replay(graph, durations_s)`` schedules it in
-one pass in dependency order; ``metrics`` gives end-to-end time, GPU-busy
-time per device and the critical-path breakdown; ``replay_trace(path)``
-does all of it and compares with the measured timeline.
+``build_graph(path)`` reads any trace nodecast reads with its host API records into an ``OpGraph``;
+``nodecast.graph.taskgraph`` builds one from a task graph (StarPU's implicit dependencies) and
+``nodecast.graph.apps`` submits tiled Cholesky and LU. Replaying a graph is ``nodecast.engine``'s job;
+``nodecast.workflows.replay.replay_trace`` replays a trace on its own node and compares it with the measurement.
 """
 
 from nodecast.graph.build import build, build_graph
 from nodecast.graph.opgraph import Anchor, EdgeKind, Engine, OpGraph, OpKind
-from nodecast.graph.replay import Schedule, replay
-from nodecast.graph.result import ReplayResult, replay_trace
 
-__all__ = ["Anchor", "EdgeKind", "Engine", "OpGraph", "OpKind", "ReplayResult", "Schedule", "build",
-           "build_graph", "replay", "replay_trace"]
+__all__ = ["Anchor", "EdgeKind", "Engine", "OpGraph", "OpKind", "build", "build_graph"]

@@ -102,9 +102,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.graph.api import ApiCalls, ApiKind, Domain
+from nodecast.traces.api import ApiCalls, ApiKind, Domain
 from nodecast.graph.opgraph import Anchor, EdgeKind, Engine, OpGraph, OpKind
-from nodecast.graph.replay import csr_positions, topological_order
+from nodecast.graph.order import csr_positions, topological_order
 from nodecast.notes import NO_API, Note
 from nodecast.traces.kinds import CopyKind, MemKind, TransferClass
 from nodecast.traces.kinds import OpKind as TraceKind
@@ -164,7 +164,7 @@ class _Edges:
 
 def build_graph(path: str | os.PathLike[str], *, copy_engines_per_direction: int | None = None) -> OpGraph:
     """Read a trace file (any format nodecast reads) and its host records, and build its OpGraph."""
-    from nodecast.graph.api_readers import read_api
+    from nodecast.traces.api_readers import read_api
     from nodecast.traces.load import load_trace
 
     return build(load_trace(path), read_api(path), copy_engines_per_direction=copy_engines_per_direction)

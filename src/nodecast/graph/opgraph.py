@@ -35,7 +35,7 @@ Times are float64 seconds relative to ``origin_ns`` (the trace's first
 timestamp, integer ns): absolute Kineto timestamps (1.7e15 ns) would lose
 sub-microsecond precision in float64.
 
-Task graphs (the simulator's Cholesky, LU and DAG files, ``nodecast.sim.dag``)
+Task graphs (the simulator's Cholesky, LU and DAG files, ``nodecast.graph.taskgraph``)
 are OpGraphs too: one KERNEL op per task, ``device`` -1 ("open": the
 simulator's scheduler places it; a recorded device >= 0 is what a trace
 replay keeps), edges of kind DATA (StarPU's implicit dependencies) and

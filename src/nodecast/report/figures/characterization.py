@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nodecast.characterize import Characterization
+from nodecast.workflows.characterize import Characterization
 from nodecast.report.figures import draw, plt, save
 
 

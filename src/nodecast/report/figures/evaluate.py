@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.evaluate import Evaluation, ape, wmape
+from nodecast.workflows.evaluate import Evaluation, ape, wmape
 from nodecast.report.figures import draw, plt, save
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nodecast.graph.forecast import ForecastResult
-from nodecast.graph.targets import comparison_of
+from nodecast.workflows.forecast import ForecastResult
+from nodecast.workflows.targets import comparison_of
 from nodecast.report.figures import draw
 
 

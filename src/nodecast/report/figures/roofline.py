@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nodecast.fileio import atomic_path
-from nodecast.kernels import KernelRoofline
+from nodecast.workflows.kernels import KernelRoofline
 from nodecast.report.figures import check_figure_path, draw, plt
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from typing import Any
 
 from nodecast.fileio import atomic_path
 from nodecast.report.figures import check_figure_path, draw, plt
-from nodecast.sim.outputs import SimResult
-from nodecast.sim.reference import ReferenceComparison
-from nodecast.sim.sweep import SweepResult
+from nodecast.runtime.outputs import SimResult
+from nodecast.workflows.simulate_reference import ReferenceComparison
+from nodecast.workflows.simulate_sweep import SweepResult
 
 
 def _save(fig: Any, path: str | Path) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nodecast.graph import metrics
-from nodecast.graph.targets import Comparison
+from nodecast.engine import metrics
+from nodecast.workflows.targets import Comparison
 from nodecast.report.figures import check_figure_path, draw, plt, save
 from nodecast.speedup import SPEEDUP
 from nodecast.report.tables import fmt_ratio, fmt_seconds

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.characterize import Characterization
+from nodecast.workflows.characterize import Characterization
 from nodecast.report.files import document, table
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.evaluate import Evaluation
+from nodecast.workflows.evaluate import Evaluation
 from nodecast.report.files import document, table
 
 

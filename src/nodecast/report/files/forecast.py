@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.graph.forecast import ForecastResult
+from nodecast.workflows.forecast import ForecastResult
 from nodecast.report.files import document, table
 
 

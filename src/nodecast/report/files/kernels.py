@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.kernels import KernelsResult
+from nodecast.workflows.kernels import KernelsResult
 from nodecast.report.files import document, table
 
 

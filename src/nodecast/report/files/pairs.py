@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.evaluate_kernels import PairsEvaluation
+from nodecast.workflows.evaluate_kernels import PairsEvaluation
 from nodecast.report.files import document, table
 
 

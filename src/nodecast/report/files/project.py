@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.project import Projection
+from nodecast.cost.project import Projection
 from nodecast.report.files import document, table
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.graph.result import ReplayResult
+from nodecast.workflows.replay import ReplayResult
 from nodecast.report.files import document, table
 
 

@@ -20,9 +20,9 @@ import pandas as pd
 from nodecast.fileio import atomic_path
 from nodecast.report.files import document, table
 from nodecast.report.files import write_json as write_document
-from nodecast.sim.outputs import SimResult
-from nodecast.sim.reference import ReferenceComparison
-from nodecast.sim.sweep import SweepResult
+from nodecast.runtime.outputs import SimResult
+from nodecast.workflows.simulate_reference import ReferenceComparison
+from nodecast.workflows.simulate_sweep import SweepResult
 from nodecast.strict_json import dumps
 
 

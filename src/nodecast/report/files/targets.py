@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from nodecast.graph.targets import Comparison
+from nodecast.workflows.targets import Comparison
 from nodecast.notes import records
 from nodecast.report.files import document, table
 

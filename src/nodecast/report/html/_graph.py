@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nodecast.graph import metrics
-from nodecast.graph.forecast import ForecastResult
+from nodecast.engine import metrics
+from nodecast.workflows.forecast import ForecastResult
 from nodecast.graph.opgraph import OpGraph, OpKind
 from nodecast.graph.tracks import tracks
-from nodecast.graph.replay import Schedule
+from nodecast.engine.replay import Schedule
 from nodecast.notes import HOST_TIME, about, percent, share
 from nodecast.report.html.timelines import natural_key
 from nodecast.report.tables import fmt_seconds

@@ -1,7 +1,7 @@
 """One colour per category on every figure of a page: a category (``kernels``, ``copies: HtoD pinned``,
 ``host: API calls``...) is drawn in the same colour in the timelines, the critical path and the bars.
 
-The categories nodecast writes (``nodecast.graph.metrics``: op kinds, transfer classes, critical-path edge
+The categories nodecast writes (``nodecast.engine.metrics``: op kinds, transfer classes, critical-path edge
 labels) have fixed colours, chosen so that related ones read as related (pinned and pageable copies of a
 direction in two shades of one hue); any other name gets a colour of Bokeh's Category20 from a hash of the
 name, the same on every page.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nodecast.evaluate import TOTALS_ONLY, Evaluation, ape
+from nodecast.workflows.evaluate import TOTALS_ONLY, Evaluation, ape
 from nodecast.report import html as rh
 from nodecast.report.html._graph import host_work, timeline_ops
 from nodecast.words import plural

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nodecast.graph import metrics
-from nodecast.graph.change import UNCHANGED
-from nodecast.graph.forecast import FORECAST, MEASURED, ForecastResult
+from nodecast.engine import metrics
+from nodecast.cost.change import UNCHANGED
+from nodecast.workflows.forecast import FORECAST, MEASURED, ForecastResult
 from nodecast.graph.opgraph import OpKind
 from nodecast.report import html as rh
 from nodecast.report.html._graph import critical_path_frame, host_work, timeline_ops, trace_summary

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nodecast.kernels import KernelsResult
+from nodecast.workflows.kernels import KernelsResult
 from nodecast.report import html as rh
 from nodecast.report.html import render
 

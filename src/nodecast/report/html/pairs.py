@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nodecast.evaluate_kernels import PairsEvaluation
+from nodecast.workflows.evaluate_kernels import PairsEvaluation
 from nodecast.report import html as rh
 from nodecast.words import plural
 

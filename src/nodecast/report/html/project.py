@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, Projection
+from nodecast.cost.project import NOT_PROJECTED, TOTAL_PROJECTED, Projection
 from nodecast.report import html as rh
 from nodecast.report.terminal.project import summary_shown
 from nodecast.words import plural

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from nodecast.graph import metrics
-from nodecast.graph.result import ReplayResult
+from nodecast.engine import metrics
+from nodecast.workflows.replay import ReplayResult
 from nodecast.report import html as rh
 from nodecast.report.html._graph import critical_path_frame, timeline_ops, trace_summary
 

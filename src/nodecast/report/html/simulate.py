@@ -21,9 +21,9 @@ import pandas as pd
 
 from nodecast.report import html as rh
 from nodecast.report.html import render
-from nodecast.sim.outputs import SimResult
-from nodecast.sim.reference import WITHIN_PCT, ReferenceComparison
-from nodecast.sim.sweep import SweepResult
+from nodecast.runtime.outputs import SimResult
+from nodecast.workflows.simulate_reference import WITHIN_PCT, ReferenceComparison
+from nodecast.workflows.simulate_sweep import SweepResult
 
 if TYPE_CHECKING:
     from nodecast.machines.schema import Machine

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from nodecast.graph import metrics
-from nodecast.graph.change import UNCHANGED
-from nodecast.graph.targets import Comparison
+from nodecast.engine import metrics
+from nodecast.cost.change import UNCHANGED
+from nodecast.workflows.targets import Comparison
 from nodecast.notes import Note
 from nodecast.report import html as rh
 from nodecast.speedup import MEANING, SPEEDUP

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 from rich.console import Console
 
-from nodecast.characterize import Characterization
+from nodecast.workflows.characterize import Characterization
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.text import LIMIT, shown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.convert import Conversion
+from nodecast.workflows.convert import Conversion
 from nodecast.report.tables import plain
 from nodecast.report.terminal import render
 from nodecast.text import LINE_LIMIT, shown

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.evaluate import TOTALS_ONLY, Evaluation
+from nodecast.workflows.evaluate import TOTALS_ONLY, Evaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
 from nodecast.words import plural

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 from rich.console import Console
 
-from nodecast.graph import metrics
-from nodecast.graph.change import UNCHANGED
-from nodecast.graph.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
+from nodecast.engine import metrics
+from nodecast.cost.change import UNCHANGED
+from nodecast.workflows.forecast import FORECAST, MEASURED, REPLAYED, ForecastResult
 from nodecast.report import tables as t
 from nodecast.speedup import SPEEDUP, speedup
 from nodecast.report.terminal import _notes, render

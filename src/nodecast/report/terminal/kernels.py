@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.kernels import KernelsResult, TargetErrors
+from nodecast.workflows.kernels import KernelsResult, TargetErrors
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.words import plural

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.evaluate_kernels import PairsEvaluation
+from nodecast.workflows.evaluate_kernels import PairsEvaluation
 from nodecast.report import tables as t
 from nodecast.report.terminal import render
 from nodecast.words import plural

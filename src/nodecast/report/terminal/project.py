@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 
-from nodecast.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projection
+from nodecast.cost.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projection
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
 from nodecast.words import plural

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from nodecast.graph.result import ReplayResult
+from nodecast.workflows.replay import ReplayResult
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
 from nodecast.text import LIMIT, shown

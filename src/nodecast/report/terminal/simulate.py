@@ -11,9 +11,9 @@ from __future__ import annotations
 from rich.console import Console
 
 from nodecast.report.terminal import render
-from nodecast.sim.outputs import SimResult
-from nodecast.sim.reference import WITHIN_PCT, ReferenceComparison
-from nodecast.sim.sweep import SweepResult
+from nodecast.runtime.outputs import SimResult
+from nodecast.workflows.simulate_reference import WITHIN_PCT, ReferenceComparison
+from nodecast.workflows.simulate_sweep import SweepResult
 
 #: links shown in a run's summary (busiest first)
 TOP_LINKS = 8

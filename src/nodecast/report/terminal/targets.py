@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 from rich.console import Console
 
-from nodecast.graph import metrics
-from nodecast.graph.change import UNCHANGED
-from nodecast.graph.targets import Comparison
+from nodecast.engine import metrics
+from nodecast.cost.change import UNCHANGED
+from nodecast.workflows.targets import Comparison
 from nodecast.report import tables as t
 from nodecast.speedup import MEANING, SPEEDUP
 from nodecast.report.terminal import _notes, render
