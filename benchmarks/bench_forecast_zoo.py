@@ -165,7 +165,7 @@ def main() -> None:
     rows = [row for part in parts for row in part]
     kept = sum(r["kernels_kept"] for r in rows)
     total_k = sum(r["kernels"] for r in rows)
-    from nodecast.cost.ops import model_chains
+    from nodecast.models.registry import model_chains
 
     chains = model_chains(None)
     print(f"kernel zoo: {len(rows):,} forecasts in {time.perf_counter() - t0:.1f} s ({args.jobs} process(es)); "

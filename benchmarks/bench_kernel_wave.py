@@ -77,7 +77,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from nodecast.machines import load_machine
-    from nodecast.models.base import get_models
+    from nodecast.models.registry import get_models
 
     cols, names, meta, trace_cls = repeated(base_trace(args.source), args.launches)
     fresh = lambda: trace_cls.from_columns(cols, names, meta, sort=False)  # noqa: E731

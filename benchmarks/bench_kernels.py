@@ -32,7 +32,7 @@ TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trace
 def machines():  # noqa: ANN201 (two Machines)
     """V100 and H100 with data-sheet peaks (DATASHEETS.md D.1) and Table 1's measured maxima."""
     from nodecast.machines.loader import machine_from_dict
-    from nodecast.models.roofline import measured_gpu_toml
+    from nodecast.models.roofline_figures import measured_gpu_toml
 
     def one(name: str, gpu: str, fp64: float, fp32: float, dram: float):  # noqa: ANN202
         return machine_from_dict({
@@ -99,7 +99,10 @@ def main() -> int:
     parser.add_argument("--launches", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from nodecast.models.roofline import KernelInputs, RooflineModel, gpu_figures, project_kernels, project_metrics
+    from nodecast.cost.kernels import project_metrics
+    from nodecast.models.roofline import RooflineModel
+    from nodecast.models.roofline_equations import KernelInputs, project_kernels
+    from nodecast.models.roofline_figures import gpu_figures
     from nodecast.traces.ncu import read_ncu_csv, trace_from_metrics
 
     src, tgt = machines()

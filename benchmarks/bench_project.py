@@ -112,7 +112,7 @@ def write_nvprof_like(trace, path: str, sample: str) -> None:  # noqa: ANN001
 def phase(name: str, paths: dict[str, str], models: list[str] | None = None) -> dict[str, float]:
     """Run one measured phase in this (fresh) process and return its figures."""
     from nodecast.machines import load_machine
-    from nodecast.models.base import get_models
+    from nodecast.models.registry import get_models
     from nodecast.cost.project import project
     from nodecast.traces.load import load_trace
 

@@ -12,7 +12,8 @@ Usage (from anywhere; the commands run from each side's repository root)::
 
     python scripts/compare_outputs.py                      # HEAD against the working tree, 2 commands at a time
     python scripts/compare_outputs.py --base main~3        # any revision git understands
-    python scripts/compare_outputs.py --only simulate      # the invocations whose name or command holds a text
+    python scripts/compare_outputs.py --only simulate      # the invocations whose name holds a text (repeatable)
+    python scripts/compare_outputs.py --list               # the invocations, nothing run
     python scripts/compare_outputs.py --keep /tmp/cmp      # keep both sides' outputs (DIR must be new or empty)
     python scripts/compare_outputs.py --shared ../shared --jobs 2 --timeout 300
 
@@ -35,92 +36,114 @@ otherwise: the editable install of /work/venv points at this checkout, and a
 base run that silently imported the head's code would prove nothing), and runs
 the ``nodecast`` module as the console script does (``runpy``, so the command
 line is what ``nodecast ARGS`` runs). Before the list, each side is probed
-once (``import nodecast.cli``) and the file it imported is printed; a tree
-broken mid-refactor stops the comparison there, with the import error.
+once (``nodecast.cli`` and every ``nodecast.commands.*`` module imported)
+and the file nodecast came from is printed; a tree broken mid-refactor stops
+the comparison there (exit 2), with the import error.
 ``PYTHONPATH`` is the side's ``src`` too, so that a child Python process
 (a Dask worker) imports the same code. The working folder is the side's
-repository root; every input is given as an absolute path.
+repository root; every input is given as an absolute path. ``--jobs``
+commands run at once (each side's run of an invocation is one command); the
+invocations that start a local Dask cluster (``--jobs 2``) run afterwards,
+one command at a time, since their worker processes take the cores.
 
 Environment, the same on both sides, so that a difference is the code's:
 ``PYTHONHASHSEED=0`` (set iteration order), ``TZ=UTC``, ``LC_ALL=C.UTF-8``,
 ``NO_COLOR=1``, ``COLUMNS=160``, ``LINES=50`` (rich's tables, as
 docs/update_outputs.py prints them), ``MPLBACKEND=Agg``, a matplotlibrc with
 ``svg.hashsalt`` fixed and ``SOURCE_DATE_EPOCH=0`` (an SVG's element ids and
-date, random and the clock otherwise), and, per side, its own
+date: random and the clock otherwise), and, per side, its own
 ``PYTHONPYCACHEPREFIX`` and ``NUMBA_CACHE_DIR`` in the temporary folder (no
 bytecode or compiled-replay cache of one side is read by the other, and none
-is written into either checkout). Other ``PYTHON*``, ``NODECAST*``,
-``NUMBA*`` and ``MPL*`` variables of the caller are dropped.
+is written into either checkout). The caller's other ``PYTHON*``,
+``NODECAST*`` (``NODECAST_KERNEL_MODEL``, ``NODECAST_STARPU_DIR``...),
+``NUMBA*``, ``MPL*`` and ``ARROW*`` variables are dropped.
 
 What is covered
 ---------------
 Every workflow that writes JSON or CSV, on the shared data (``--shared``:
 ``data/traces``, ``data/starpu``, ``data/kernel-zoo``; default ``../shared``
-beside the repository) and on inputs this script writes into its temporary
-folder first (``inputs/``: two op tables of NeuSight's measured FP32 bmm, the
-same 12 shapes on a Tesla T4 and a V100, copied into the script; a Titan and
-a Tesla-K20 folder of six kernel-zoo programs each). The command lines are
-those of README.md, docs/*.md and benchmarks/bench_forecast_memory.py where
-those give one, with every machine-readable output flag added; the small
-traces are preferred. ``INVOCATIONS`` (``invocations()`` below) is the list,
-one name each (``--only`` matches names and command lines):
+beside the repository) and on three op tables this script writes first
+(``inputs/bmm/``: NeuSight's measured FP32 bmm latencies of the same 12
+shapes on a Tesla T4, a V100 and a P100, copied into the script from
+``data/cross-gpu/neusight-train/bmm.parquet``). The command lines are those of
+README.md, docs/*.md and benchmarks/bench_forecast_memory.py where those give
+one, with the machine-readable output flags added; small traces are
+preferred. ``invocations()`` is the list, one name each (``--list`` prints
+it; ``--only`` picks by name):
 
-- replay: nsys (vectoradd streams; every output: ``--json``, ``--trace``,
-  ``-o`` CSV, ``--notes all``), nvprof (TensorFlow CNN), Kineto (AlexNet,
-  ``--copy-engines 1``), nvprof GPU-trace CSV.
+- replay: nsys (every output: ``--json``, ``--trace``, ``-o`` CSV, ``--notes
+  all``), nvprof, Kineto (``--copy-engines 1``; the 1.4 MB training trace),
+  nvprof GPU-trace CSV.
 - forecast: nsys kmeans onto one node (``--json``, ``-o``, ``--table``,
   ``--trace``, ``--notes all``) and onto two with ``--sweep link.gen=3,4,5``
-  (``--table``, chart as SVG); nsys heat onto ``h100-sxm,h200`` (README) and
-  the benchmark's command (``--json``, ``-o OPS.parquet``); nvprof MXNet
+  (chart as SVG); nsys heat onto ``h100-sxm,h200`` (README), the benchmark's
+  command (``-o OPS.parquet``) and four targets on a local Dask cluster
+  (``--jobs 2``: worker processes import the side's code through
+  ``PYTHONPATH``); nsys Gaussian, unified-memory softmax, sptrsv, tomo with two
+  ``--sweep`` (``gpu.count``, ``cpu.mem_gbps``); nvprof LAMMPS, nvprof MXNet
   onto a composed node ``a100-sxm4-40gb@epyc-7742-2s`` with ``--host-scale``,
-  ``--launch-us``, ``--copy-engines``; Kineto AlexNet onto three targets
-  (``--table``); Kineto training with the 12 Nsight Compute CSVs as
-  ``--metrics``; nvprof CSV with ``--host-memory pinned``; an op table;
-  a packaged sample with ``--models ahead --one-byte-us all=2.5``.
-- project: the three command lines of the docs (nvprof streams with two
-  models, nvprof CSV, nsys Gaussian from ``dgx-a100``), Kineto training with
-  ``--metrics``, an op table, and a refused one (GPU mismatch: exit 2, its
-  message compared).
-- evaluate: the packaged AHEAD pairs (pinned/pinned, pinned/pageable), the
-  Kineto H100/MI300X pair, two nsys runs of one program, two op tables
-  (paired by shape), two kernel-zoo folders (paired by file name, three
-  kernel models).
-- kernels: 12 ncu CSVs V100 -> H100 (``--json``, ``-o``), -> RTX 4090
-  ``--per-launch``, ``--target-metrics`` (MAPE), ``--print-ncu-command``.
-- roofline: one kernel of the ncu set, as SVG (cheap and, with the fixed
-  hash salt and date, byte-stable).
+  ``--launch-us``, ``--copy-engines``, ``--top``; Kineto AlexNet onto three
+  targets; Kineto training with the 12 Nsight Compute CSVs as ``--metrics``;
+  nvprof CSV with ``--host-memory pinned``; an op table; a packaged sample
+  with ``--models ahead --one-byte-us all=2.5``.
+- project: the docs' command lines (nvprof streams with two models, nvprof
+  CSV, nsys Gaussian), Kineto training with ``--metrics``, an op table, and
+  the docs' refused one (Gaussian ``--from dgx-a100``: exit 2, its message
+  compared).
+- evaluate: the packaged AHEAD pairs (pinned, pageable, and the refused
+  pinned/pageable one: exit 2), the Kineto pairs across GPUs (nsfw
+  H100/MI300X with ``--notes all``; training V100/A100), two nsys runs of one
+  program, two code variants, two op tables (paired by shape), the docs'
+  kernel-zoo folders (Titan/Tesla-K20, paired by file name, three kernel
+  models).
+- kernels: the 12 ncu CSVs V100 -> H100 (``--json``, ``-o``), -> RTX 4090
+  ``--per-launch``, ``--target-metrics`` (MAPE), ``--print-ncu-command``;
+  roofline: one kernel as SVG (byte-stable with the fixed hash salt and
+  date); fit-kernels: the three op tables (``-o`` parameter file, ``--json``).
 - simulate: Cholesky on StarPU's attila calibration (``--trace``,
-  ``--json``; the docs' command), an LU size x scheduler sweep (``--csv``),
-  Cholesky on a nodecast machine with ``--roofline-missing``, the what-ifs
-  (``--gpus``, ``--gpu-memory``, ``--bandwidth-scale``, ``--workers all``,
-  dmdas), ``--kernel-times normal --seed``, the ``random`` scheduler, and the
+  ``--json``; the docs' command), an LU size x scheduler sweep (``--csv``), a
+  Cholesky sweep on a local Dask cluster (``--jobs 2``), Cholesky on a
+  nodecast machine with ``--roofline-missing``, the what-ifs (``--gpus``,
+  ``--gpu-memory``, ``--bandwidth-scale``, ``--workers all``, dmdas),
+  ``--kernel-times normal --seed``, the ``random`` scheduler, and the
   StarPU+SimGrid reference comparison (``--compare-reference`` attila,
-  ``--max-blocks 20``, three schedulers: 24 rows).
-- the cheap rest: ``inspect --json``, ``convert`` to CSV and Parquet,
-  ``curves --csv`` (and SVG), ``machines list/show/diff --json``, ``models``.
+  ``--max-blocks 20``, four schedulers: 32 rows, ``--jobs 2`` on Dask).
+- the cheap rest: ``inspect --json`` (nvprof, Kineto), ``convert`` to CSV
+  and Parquet, ``curves --csv`` (and SVG), ``machines list/show/diff
+  --json``, ``models``.
 
-Left out: HTML pages and PNG figures (bytes differ from run to run: embedded
-ids and compressor state), ``calibrate`` and ``record`` (need a GPU), and
-``fit-kernels`` on the full corpora (minutes).
+Left out: HTML pages and PNG figures (not byte-stable), ``calibrate`` and
+``record`` (need a GPU), ``fit-kernels`` on the full corpora and the whole
+StarPU reference (minutes each).
 
 Normalisations (applied to both sides alike, before comparing; nothing else)
 ---------------------------------------------------------------------------
 1. Paths of the two sides. Each side's output folder (``.../base/outputs``,
    ``.../head/outputs``) is written ``<OUT>``, and its repository root (the
    worktree, this checkout) ``<REPO>``: the commands print and record the
-   files they wrote, and a packaged sample's path lies in the side's
-   ``src``. Inputs are the same absolute paths on both sides and are left as
-   they are. (A side's path inside a rich table, padded to its width, would
-   still differ; no covered command prints one.)
-2. Wall-clock times. ``simulate --compare-reference`` records how long each
-   simulation took: the JSON keys ``wall_s``, ``nodecast_wall_s`` and
+   files they wrote (``wrote ...``, the fit's ``NODECAST_KERNEL_MODEL=...``
+   hint, its JSON's ``output``), and ``machines show --json`` records the
+   catalogue and data-sheet files it read, which lie in the side's ``src``.
+   Inputs are the same absolute paths on both sides and are left as they
+   are. (A side's path inside a rich table, padded to its width, would still
+   differ; no covered command prints one.)
+2. Wall-clock times of ``simulate --compare-reference``: it records how long
+   each simulation took. The JSON keys ``wall_s``, ``nodecast_wall_s`` and
    ``simulated_s`` (the sum of those) and the CSV columns of those names
    become ``<wall-clock>``, and its summary line's ``X s of simulations, Y s
    wall`` becomes ``<wall-clock> s of simulations, <wall-clock> s wall``. The
    CSV is read and written back with the csv module for that, so its quoting
    is compared as the csv module writes it (only in files with such a column).
-3. Progress lines on standard error (``compared 12 of 48 runs, 10 s``),
-   printed every 10 s of a long job when stderr is not a terminal: dropped.
+3. Wall-clock times of ``fit-kernels``: the numbers of its JSON
+   ``"seconds": {"read": ..., "fit": ...}`` and the ``[2 m 10 s]`` that
+   starts each of its log lines on stderr become ``<wall-clock>``.
+4. Progress lines on stderr (``compared 12 of 48 runs, 10 s``), printed
+   every 10 s of a long job when stderr is not a terminal: dropped (whether
+   one is printed depends on the machine's speed).
+5. Dask's ``UserWarning: Port 8787 is already in use ... Hosting the HTTP
+   server on port N instead`` on stderr (four lines): dropped. Whether it is
+   printed depends on what else runs on the machine (another cluster, of
+   another user or of the other side), not on the code.
 
 No version string or date appears in the covered outputs (both sides read
 the one installed distribution's version); the SVG date is pinned by
@@ -157,8 +180,9 @@ ROOT = Path(__file__).resolve().parents[1]
 WRONG_TREE = 97
 
 #: Run by ``python -c`` on each side: import nodecast from COMPARE_OUTPUTS_SRC, check where it came from, then run
-#: the ``nodecast`` module as the console script does. With COMPARE_OUTPUTS_PROBE set it imports the whole command
-#: line and prints the file it imported instead.
+#: the ``nodecast`` module as the console script does. With COMPARE_OUTPUTS_PROBE set it imports the command line
+#: and every command's module (``nodecast.commands.*``, which import most of the package) and prints the file
+#: nodecast came from instead.
 BOOT = r"""
 import os, sys
 src = os.path.realpath(os.environ["COMPARE_OUTPUTS_SRC"])
@@ -169,7 +193,14 @@ if not where.startswith(src + os.sep):
     sys.stderr.write("compare_outputs: nodecast was imported from %s, not from %s\n" % (where, src))
     sys.exit(97)
 if os.environ.get("COMPARE_OUTPUTS_PROBE"):
+    import importlib, pkgutil
     import nodecast.cli
+    try:
+        import nodecast.commands as commands
+    except ImportError:
+        commands = None
+    for info in pkgutil.iter_modules(commands.__path__ if commands else []):
+        importlib.import_module("nodecast.commands." + info.name)
     print(where)
     sys.exit(0)
 import runpy
@@ -177,38 +208,78 @@ sys.argv[0] = "nodecast"
 runpy.run_module("nodecast", run_name="__main__", alter_sys=True)
 """
 
+#: matplotlib's salt for an SVG's element ids (random per run when unset): both sides write the same ids.
+SVG_HASH_SALT = "nodecast-compare-outputs"
+
 #: JSON keys and CSV columns that hold wall-clock seconds (normalisation 2).
 WALL_KEYS = ("wall_s", "nodecast_wall_s", "simulated_s")
 WALL = "<wall-clock>"
 _WALL_JSON = re.compile(r'("(?:%s)"\s*:\s*)(?:-?[0-9][0-9.eE+-]*|null|NaN)' % "|".join(WALL_KEYS))
 _WALL_LINE = re.compile(r"[0-9][0-9.,]* s of simulations, [0-9][0-9.,]* s wall")
-#: ``job_progress``'s log line (normalisation 3): ``compared 12 of 48 runs, 2 m 10 s``.
+#: ``fit-kernels``' wall-clock seconds of reading and fitting: ``"seconds": {"read": 0.15, "fit": 0.05}``.
+_SECONDS_JSON = re.compile(r'"seconds"\s*:\s*\{[^{}]*\}')
+_NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*")
+#: ``fit-kernels``' log lines on stderr start with the time since it started: ``[2 m 10 s] reading 3 op table(s)``.
+_ELAPSED_PREFIX = re.compile(r"^\[[0-9]+ [hms](?: [0-9]+ [hms])*\] ", re.M)
+#: Dask's warning when another cluster holds its HTTP port (normalisation 5), with the lines it spans.
+_DASK_PORT = re.compile(r"^.*distributed/node\.py:[0-9]+: UserWarning: Port [0-9]+ is already in use\.\n"
+                        r"(?:Perhaps you already have a cluster running\?\n)?"
+                        r"(?:Hosting the HTTP server on port [0-9]+ instead\n)?(?:  warnings\.warn\($\n)?", re.M)
+#: ``job_progress``'s log line (normalisation 4): ``compared 12 of 48 runs, 2 m 10 s``.
 _PROGRESS = re.compile(r"^[a-z][a-z ]* [0-9,]+ of [0-9,]+ [a-z-]+, (?:[0-9]+ h )?(?:[0-9]+ m )?[0-9]+ s\n", re.M)
 #: Suffixes compared as text (decoded as UTF-8, normalised with the regular expressions); anything else is bytes.
 TEXT_SUFFIXES = (".json", ".csv", ".svg", ".txt", ".stdout", ".stderr", ".toml", ".md")
 
-# Op tables (docs/inputs.md "Op tables"): NeuSight's measured FP32 bmm latencies (../shared/data/cross-gpu/
-# neusight-train/bmm.parquet, Latency ms -> duration_s), the same 12 shapes on both GPUs, spread over the work range.
-_BMM_HEADER = "device,op,dtype,batch,m,n,k,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,duration_s\n"
-_BMM_SHAPES = ((5, 125, 4, 2), (28, 235, 64, 19), (65, 162, 510, 5), (8, 175, 697, 65), (33, 461, 89, 97),
-               (257, 1005, 34, 27), (800, 657, 93, 9), (175, 446, 58, 181), (323, 477, 58, 174),
-               (74, 419, 215, 497), (180, 66, 863, 889), (868, 986, 754, 979))
-_BMM_T4 = (("volta_sgemm_32x128_nn", 1, 1, 5, 256, "3.39200012e-05"), ("volta_sgemm_64x64_nn", 1, 4, 28, 64, "3.64906676e-05"),
-           ("volta_sgemm_64x64_nn", 1, 3, 65, 64, "0.000279338658"), ("volta_sgemm_64x64_nn", 2, 3, 8, 64, "0.000180096"),
-           ("volta_sgemm_128x64_nn", 1, 8, 33, 128, "0.000105461334"), ("volta_sgemm_64x64_nn", 1, 16, 257, 64, "0.000417429328"),
-           ("volta_sgemm_64x64_nn", 1, 11, 800, 64, "0.00244330661"), ("volta_sgemm_64x64_nn", 3, 7, 175, 64, "0.000519391994"),
-           ("volta_sgemm_64x64_nn", 3, 8, 323, 64, "0.00115419734"), ("volta_sgemm_128x64_nn", 4, 7, 74, 128, "0.00177204267"),
-           ("volta_sgemm_128x32_nn", 7, 3, 180, 256, "0.0107439785"), ("volta_sgemm_128x64_nn", 8, 16, 868, 128, "0.423726735"))
-_BMM_V100 = (("volta_sgemm_128x32_nn", 1, 4, 5, 256, "4.80959999e-05"), ("volta_sgemm_64x64_nn", 1, 4, 28, 64, "4.82026674e-05"),
-             ("volta_sgemm_64x64_nn", 1, 3, 65, 64, "0.000130175998"), ("volta_sgemm_128x32_nn", 1, 6, 8, 256, "6.90666636e-05"),
-             ("volta_sgemm_64x64_nn", 2, 8, 33, 64, "7.59786641e-05"), ("volta_sgemm_32x128_nn", 1, 8, 257, 256, "0.000169610664"),
-             ("volta_sgemm_32x128_nn", 1, 6, 800, 256, "0.000473952005"), ("volta_sgemm_64x64_nn", 3, 7, 175, 64, "0.000228458673"),
-             ("volta_sgemm_32x128_nn", 6, 4, 323, 256, "0.000427605331"), ("volta_sgemm_64x64_nn", 8, 7, 74, 64, "0.000631605327"),
-             ("volta_sgemm_64x64_nn", 14, 2, 180, 64, "0.00297709862"), ("volta_sgemm_32x128_nn", 31, 8, 868, 256, "0.117690839"))
-#: Kernel-zoo runs copied into the two folders that ``evaluate DIR_A DIR_B`` pairs by file name (one per program).
-_ZOO_FILES = ("bitonic-1048576.csv", "dotProd-1048576.csv", "matMul_gpu_sharedmem-1024.csv",
-              "matrix_sum_coalesced-1024.csv", "quicksort-10240.csv", "vectorAdd-1048576.csv")
-_ZOO_GPUS = ("Titan", "Tesla-K20")
+#: Op tables (docs/inputs.md, "Op tables"), written into inputs/bmm/ under the names ``write_op_tables`` gives them:
+#: NeuSight's measured FP32 bmm latencies (../shared/data/cross-gpu/neusight-train/bmm.parquet, ``Latency`` ms as
+#: ``duration_s``), the same 12 shapes on three GPUs, spread over the range of work, with cuBLAS's kernel and grid.
+OP_TABLES = {
+    "Tesla_T4.csv": """\
+device,op,dtype,batch,m,n,k,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,duration_s
+Tesla T4,bmm,fp32,5,125,4,2,volta_sgemm_32x128_nn,1,1,5,256,1,1,3.39200012e-05
+Tesla T4,bmm,fp32,28,235,64,19,volta_sgemm_64x64_nn,1,4,28,64,1,1,3.64906676e-05
+Tesla T4,bmm,fp32,65,162,510,5,volta_sgemm_64x64_nn,1,3,65,64,1,1,0.000279338658
+Tesla T4,bmm,fp32,8,175,697,65,volta_sgemm_64x64_nn,2,3,8,64,1,1,0.000180096
+Tesla T4,bmm,fp32,33,461,89,97,volta_sgemm_128x64_nn,1,8,33,128,1,1,0.000105461334
+Tesla T4,bmm,fp32,257,1005,34,27,volta_sgemm_64x64_nn,1,16,257,64,1,1,0.000417429328
+Tesla T4,bmm,fp32,800,657,93,9,volta_sgemm_64x64_nn,1,11,800,64,1,1,0.00244330661
+Tesla T4,bmm,fp32,175,446,58,181,volta_sgemm_64x64_nn,3,7,175,64,1,1,0.000519391994
+Tesla T4,bmm,fp32,323,477,58,174,volta_sgemm_64x64_nn,3,8,323,64,1,1,0.00115419734
+Tesla T4,bmm,fp32,74,419,215,497,volta_sgemm_128x64_nn,4,7,74,128,1,1,0.00177204267
+Tesla T4,bmm,fp32,180,66,863,889,volta_sgemm_128x32_nn,7,3,180,256,1,1,0.0107439785
+Tesla T4,bmm,fp32,868,986,754,979,volta_sgemm_128x64_nn,8,16,868,128,1,1,0.423726735
+""",
+    "Tesla_V100-PCIE-32GB.csv": """\
+device,op,dtype,batch,m,n,k,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,duration_s
+Tesla V100-PCIE-32GB,bmm,fp32,5,125,4,2,volta_sgemm_128x32_nn,1,4,5,256,1,1,4.80959999e-05
+Tesla V100-PCIE-32GB,bmm,fp32,28,235,64,19,volta_sgemm_64x64_nn,1,4,28,64,1,1,4.82026674e-05
+Tesla V100-PCIE-32GB,bmm,fp32,65,162,510,5,volta_sgemm_64x64_nn,1,3,65,64,1,1,0.000130175998
+Tesla V100-PCIE-32GB,bmm,fp32,8,175,697,65,volta_sgemm_128x32_nn,1,6,8,256,1,1,6.90666636e-05
+Tesla V100-PCIE-32GB,bmm,fp32,33,461,89,97,volta_sgemm_64x64_nn,2,8,33,64,1,1,7.59786641e-05
+Tesla V100-PCIE-32GB,bmm,fp32,257,1005,34,27,volta_sgemm_32x128_nn,1,8,257,256,1,1,0.000169610664
+Tesla V100-PCIE-32GB,bmm,fp32,800,657,93,9,volta_sgemm_32x128_nn,1,6,800,256,1,1,0.000473952005
+Tesla V100-PCIE-32GB,bmm,fp32,175,446,58,181,volta_sgemm_64x64_nn,3,7,175,64,1,1,0.000228458673
+Tesla V100-PCIE-32GB,bmm,fp32,323,477,58,174,volta_sgemm_32x128_nn,6,4,323,256,1,1,0.000427605331
+Tesla V100-PCIE-32GB,bmm,fp32,74,419,215,497,volta_sgemm_64x64_nn,8,7,74,64,1,1,0.000631605327
+Tesla V100-PCIE-32GB,bmm,fp32,180,66,863,889,volta_sgemm_64x64_nn,14,2,180,64,1,1,0.00297709862
+Tesla V100-PCIE-32GB,bmm,fp32,868,986,754,979,volta_sgemm_32x128_nn,31,8,868,256,1,1,0.117690839
+""",
+    "Tesla_P100-PCIE-16GB.csv": """\
+device,op,dtype,batch,m,n,k,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,duration_s
+Tesla P100-PCIE-16GB,bmm,fp32,5,125,4,2,maxwell_sgemm_128x64_nn,1,2,5,128,1,1,5.32586661e-05
+Tesla P100-PCIE-16GB,bmm,fp32,28,235,64,19,maxwell_sgemm_128x64_nn,1,4,28,128,1,1,5.4026667e-05
+Tesla P100-PCIE-16GB,bmm,fp32,65,162,510,5,maxwell_sgemm_128x64_nn,1,3,65,128,1,1,0.000247925336
+Tesla P100-PCIE-16GB,bmm,fp32,8,175,697,65,maxwell_sgemm_128x64_nn,1,3,8,128,1,1,0.000139477332
+Tesla P100-PCIE-16GB,bmm,fp32,33,461,89,97,maxwell_sgemm_128x64_nn,1,8,33,128,1,1,0.000100682666
+Tesla P100-PCIE-16GB,bmm,fp32,257,1005,34,27,maxwell_sgemm_128x64_nn,1,16,257,128,1,1,0.000477791995
+Tesla P100-PCIE-16GB,bmm,fp32,800,657,93,9,maxwell_sgemm_128x64_nn,1,11,800,128,1,1,0.00187202132
+Tesla P100-PCIE-16GB,bmm,fp32,175,446,58,181,maxwell_sgemm_128x64_nn,2,7,175,128,1,1,0.000410112003
+Tesla P100-PCIE-16GB,bmm,fp32,323,477,58,174,maxwell_sgemm_128x64_nn,2,8,323,128,1,1,0.000820874671
+Tesla P100-PCIE-16GB,bmm,fp32,74,419,215,497,maxwell_sgemm_128x64_nn,4,7,74,128,1,1,0.000945994655
+Tesla P100-PCIE-16GB,bmm,fp32,180,66,863,889,maxwell_sgemm_128x64_nn,7,2,180,128,1,1,0.00421118943
+Tesla P100-PCIE-16GB,bmm,fp32,868,986,754,979,maxwell_sgemm_128x64_nn,8,16,868,128,1,1,0.163880651
+""",
+}
 
 
 @dataclass(frozen=True)
@@ -218,51 +289,45 @@ class Invocation:
     name: str
     args: tuple[str, ...]
     expect_rc: int = 0  # the exit status both sides must end with (2: a refused input, its message compared)
+    #: Run with nothing else running (a local Dask cluster: its worker processes would fight the other commands for
+    #: the cores, and two clusters at once for the dashboard's port).
+    alone: bool = False
 
     def command(self) -> str:
         return "nodecast " + " ".join(self.args)
 
 
-def _op_table(device: str, kernels: Sequence[tuple]) -> str:
-    rows = [f"{device},bmm,fp32,{b},{m},{n},{k},{name},{gx},{gy},{gz},{bx},1,1,{t}"
-            for (b, m, n, k), (name, gx, gy, gz, bx, t) in zip(_BMM_SHAPES, kernels, strict=True)]
-    return _BMM_HEADER + "\n".join(rows) + "\n"
-
-
-def write_inputs(shared: Path, inputs: Path) -> None:
-    """The inputs no shared file gives as such: two op tables and two kernel-zoo folders (module docstring)."""
+def write_inputs(inputs: Path) -> None:
+    """The inputs no shared file gives as such: three op tables (module docstring), in ``inputs/bmm/``."""
     (inputs / "bmm").mkdir(parents=True, exist_ok=True)
-    (inputs / "bmm" / "Tesla_T4.csv").write_text(_op_table("Tesla T4", _BMM_T4), encoding="utf-8")
-    (inputs / "bmm" / "Tesla_V100-PCIE-32GB.csv").write_text(_op_table("Tesla V100-PCIE-32GB", _BMM_V100),
-                                                             encoding="utf-8")
-    zoo = shared / "data" / "kernel-zoo"
-    for gpu in _ZOO_GPUS:
-        (inputs / "zoo" / gpu).mkdir(parents=True, exist_ok=True)
-        for name in _ZOO_FILES:
-            if (zoo / gpu / name).is_file():
-                shutil.copyfile(zoo / gpu / name, inputs / "zoo" / gpu / name)
+    for name, text in OP_TABLES.items():
+        (inputs / "bmm" / name).write_text(text, encoding="utf-8")
 
 
 def invocations(shared: Path, inputs: Path) -> list[Invocation]:
     """The command lines compared (module docstring, "What is covered"); absolute input paths, ``{O}`` for outputs."""
     t = shared / "data" / "traces"
     starpu = shared / "data" / "starpu"
-    ncu = sorted(str(p) for p in t.glob("ncu-csv_v100_deepcam-pytorch-lamb-opt__*.csv"))
+    zoo = shared / "data" / "kernel-zoo"
+    # the 12 one-metric files of one run; the pattern itself where none is there (reported as a missing input)
+    ncu = sorted(str(p) for p in t.glob("ncu-csv_v100_deepcam-pytorch-lamb-opt__*.csv")) or [
+        f"{t}/ncu-csv_v100_deepcam-pytorch-lamb-opt__*.csv"]
     metrics = [a for p in ncu for a in ("--metrics", p)]
     kmeans = f"{t}/nsys_openacc-kmeans_rtx3080.sqlite"
     heat = f"{t}/nsys_omp-offload-heat-8000_t4_data-region.sqlite"
-    training = f"{t}/kineto_training-rank0_v100.json.gz"
+    gaussian = f"{t}/nsys_rodinia-gaussian-4096_rtx3090_baseline.sqlite"
+    training_v100 = f"{t}/kineto_training-rank0_v100.json.gz"
+    training_a100 = f"{t}/kineto_training-rank0_a100-80gb.json.gz"
     alexnet = f"{t}/kineto_alexnet-benchmark_a100.json.gz"
     nvcsv = f"{t}/nvprof-gputrace-csv_vectoradd_k40c.csv"
-    pinned_titan = "sample:nvprof_ahead-bandwidthtest-htod-pinned_titan-k20x"
-    pinned_summit = "sample:nvprof_ahead-bandwidthtest-htod-pinned_summit-v100"
-    pageable_summit = "sample:nvprof_ahead-bandwidthtest-htod-pageable_summit-v100"
-    t4_table, v100_table = f"{inputs}/bmm/Tesla_T4.csv", f"{inputs}/bmm/Tesla_V100-PCIE-32GB.csv"
+    bandwidthtest = "sample:nvprof_ahead-bandwidthtest-htod-{}"
+    tables = {name: f"{inputs}/bmm/{name}" for name in OP_TABLES}
+    t4_table, v100_table = tables["Tesla_T4.csv"], tables["Tesla_V100-PCIE-32GB.csv"]
     attila = ("--starpu-dir", f"{starpu}/sampling", "--starpu-machine", "attila")
     j, o = "{O}/result.json", "{O}/ops.csv"
 
     def inv(name: str, *args: str, expect_rc: int = 0) -> Invocation:
-        return Invocation(name, tuple(args), expect_rc)
+        return Invocation(name, tuple(args), expect_rc, alone="--jobs" in args)
 
     return [
         # replay: every trace format, every output
@@ -270,8 +335,9 @@ def invocations(shared: Path, inputs: Path) -> list[Invocation]:
             "--trace", "{O}/timeline.json", "-o", o, "--notes", "all"),
         inv("replay-nvprof-tensorflow", "replay", f"{t}/nvprof_tensorflow-cnn_gtx-titan-x.nvvp", "--json", j, "-o", o),
         inv("replay-kineto-alexnet", "replay", alexnet, "--json", j, "--copy-engines", "1"),
+        inv("replay-kineto-training-a100", "replay", training_a100, "--json", j),
         inv("replay-nvprof-csv", "replay", nvcsv, "--json", j, "-o", o),
-        # forecast
+        # forecast: every trace format, one target and several, what-ifs, sweeps, metrics, Dask
         inv("forecast-nsys-kmeans", "forecast", kmeans, "--to", "a100-pcie-40gb", "--json", j, "-o", o,
             "--table", "{O}/categories.csv", "--trace", "{O}/timeline.json", "--notes", "all"),
         inv("forecast-nsys-kmeans-sweep", "forecast", kmeans, "--to", "a100-pcie-40gb,h100-pcie-80gb",
@@ -280,46 +346,69 @@ def invocations(shared: Path, inputs: Path) -> list[Invocation]:
             "--table", "{O}/targets.csv"),
         inv("forecast-nsys-heat-benchmark", "forecast", heat, "--to", "h100-sxm5-server", "--json", j,
             "-o", "{O}/ops.parquet"),
+        inv("forecast-nsys-heat-4-targets-dask", "forecast",
+            f"{t}/nsys_omp-offload-heat-8000_t4_map-every-step.sqlite",
+            "--to", "h100-pcie-server,a100-pcie-40gb,l40s,rtx-4090", "--jobs", "2", "--json", j,
+            "--table", "{O}/targets.csv"),
+        inv("forecast-nsys-gaussian", "forecast", gaussian, "--to", "h100-sxm5-80gb", "--json", j, "-o", o),
+        inv("forecast-nsys-unified-memory", "forecast", f"{t}/nsys_softmax-unified-memory_t4.sqlite",
+            "--to", "a100-pcie-40gb", "--json", j, "--notes", "all"),
+        inv("forecast-nsys-sptrsv", "forecast", f"{t}/nsys_sptrsv-levelset-la_t4.sqlite", "--to", "h100-pcie-server",
+            "--json", j, "--table", "{O}/categories.csv"),
+        inv("forecast-nsys-tomo-sweeps", "forecast", f"{t}/nsys_tomo-recon-stream_a100.sqlite",
+            "--to", "h100-sxm5-server", "--sweep", "gpu.count=1,2", "--sweep", "cpu.mem_gbps=100,200",
+            "--json", j, "--table", "{O}/sweep.csv"),
+        inv("forecast-nvprof-lammps", "forecast", f"{t}/nvprof_ahead-lammps_summit-v100.nvvp",
+            "--to", "h100-sxm5-server", "--json", j, "--table", "{O}/categories.csv"),
         inv("forecast-nvprof-mxnet-whatif", "forecast", f"{t}/nvprof_mxnet-cnn-inference_titan-v.nvvp",
             "--to", "a100-sxm4-40gb@epyc-7742-2s", "--host-scale", "0.5", "--launch-us", "4",
             "--copy-engines", "1", "--json", j, "-o", o, "--top", "5"),
         inv("forecast-kineto-alexnet-3-targets", "forecast", alexnet, "--to", "h100-sxm5-80gb,rtx-4090,mi300x",
             "--json", j, "--table", "{O}/targets.csv"),
-        inv("forecast-kineto-training-metrics", "forecast", training, "--to", "h100-sxm5-80gb", *metrics,
+        inv("forecast-kineto-training-metrics", "forecast", training_v100, "--to", "h100-sxm5-80gb", *metrics,
             "--json", j, "--table", "{O}/categories.csv"),
         inv("forecast-nvprof-csv-pinned", "forecast", nvcsv, "--to", "h100-pcie-server", "--host-memory", "pinned",
             "--json", j, "-o", o),
         inv("forecast-op-table", "forecast", t4_table, "--to", "v100-pcie-server", "--json", j, "-o", o,
             "--notes", "all"),
-        inv("forecast-sample-ahead-one-byte", "forecast", pinned_titan, "--from", "titan", "--to", "summit",
-            "--models", "ahead", "--one-byte-us", "all=2.5", "--json", j),
+        inv("forecast-sample-ahead-one-byte", "forecast", bandwidthtest.format("pinned_titan-k20x"),
+            "--from", "titan", "--to", "summit", "--models", "ahead", "--one-byte-us", "all=2.5", "--json", j),
         # project
         inv("project-nvprof-streams", "project", f"{t}/nvprof_vectoradd-streams-1M_t4.nvvp", "--from", "t4",
             "--to", "h100-pcie-server", "--models", "ahead,peak-bandwidth", "--json", j, "-o", o,
             "--summary", "{O}/summary.csv"),
         inv("project-nvprof-csv", "project", nvcsv, "--from", "tesla-k40", "--to", "h100-pcie-server",
             "--models", "ahead", "--json", j, "-o", o),
-        inv("project-nsys-gaussian", "project", f"{t}/nsys_rodinia-gaussian-4096_rtx3090_baseline.sqlite",
-            "--from", "dgx-a100", "--to", "h100-sxm5-80gb", "--json", j, "--summary", "{O}/summary.csv"),
-        inv("project-kineto-training-metrics", "project", training, "--to", "h100-pcie-server", *metrics,
+        inv("project-nsys-gaussian", "project", gaussian, "--to", "h100-sxm5-80gb", "--json", j,
+            "--summary", "{O}/summary.csv"),
+        inv("project-kineto-training-metrics", "project", training_v100, "--to", "h100-pcie-server", *metrics,
             "--json", j, "--summary", "{O}/summary.csv"),
         inv("project-op-table", "project", t4_table, "--to", "h100-pcie-server", "--json", j, "-o", o),
-        inv("project-refused-gpu-mismatch", "project", training, "--from", "v100-pcie-server",
-            "--to", "h100-pcie-server", "--json", j, expect_rc=2),
+        inv("project-refused-gpu-mismatch", "project", gaussian, "--from", "dgx-a100", "--to", "h100-sxm5-80gb",
+            "--json", j, expect_rc=2),
         # evaluate
-        inv("evaluate-sample-pinned", "evaluate", pinned_titan, pinned_summit, "--from", "titan", "--to", "summit",
+        inv("evaluate-sample-pinned", "evaluate", bandwidthtest.format("pinned_titan-k20x"),
+            bandwidthtest.format("pinned_summit-v100"), "--from", "titan", "--to", "summit",
             "--json", j, "-o", "{O}/pairs.csv", "--table", "{O}/wmape.csv"),
-        inv("evaluate-sample-pinned-pageable", "evaluate", pinned_titan, pageable_summit, "--from", "titan",
-            "--to", "summit", "--json", j),
+        inv("evaluate-sample-pageable", "evaluate", bandwidthtest.format("pageable_titan-k20x"),
+            bandwidthtest.format("pageable_summit-v100"), "--from", "titan", "--to", "summit", "--json", j),
+        inv("evaluate-refused-pinned-pageable", "evaluate", bandwidthtest.format("pinned_titan-k20x"),
+            bandwidthtest.format("pageable_summit-v100"), "--from", "titan", "--to", "summit", "--json", j,
+            expect_rc=2),
         inv("evaluate-kineto-nsfw", "evaluate", f"{t}/kineto_nsfw-image-detection_h100.json.gz",
-            f"{t}/kineto_nsfw-image-detection_mi300x.json.gz", "--json", j, "--table", "{O}/wmape.csv"),
+            f"{t}/kineto_nsfw-image-detection_mi300x.json.gz", "--json", j, "--table", "{O}/wmape.csv",
+            "--notes", "all"),
+        inv("evaluate-kineto-training-v100-a100", "evaluate", training_v100, training_a100, "--json", j,
+            "-o", "{O}/pairs.csv"),
         inv("evaluate-nsys-two-runs", "evaluate", heat, f"{t}/nsys_omp-offload-heat-8000_t4_data-region-run3.sqlite",
             "--json", j, "-o", "{O}/pairs.csv"),
+        inv("evaluate-nsys-code-variants", "evaluate", gaussian,
+            f"{t}/nsys_rodinia-gaussian-4096_rtx3090_block16.sqlite", "--json", j),
         inv("evaluate-op-tables", "evaluate", t4_table, v100_table, "--json", j, "-o", "{O}/pairs.csv",
             "--table", "{O}/wmape.csv"),
-        inv("evaluate-zoo-folders", "evaluate", f"{inputs}/zoo/Titan", f"{inputs}/zoo/Tesla-K20",
+        inv("evaluate-zoo-folders", "evaluate", f"{zoo}/Titan", f"{zoo}/Tesla-K20",
             "--models", "default-kernel,dram-ratio,flops-ratio", "--json", j, "--table", "{O}/wmape.csv"),
-        # kernels and roofline (the Nsight Compute set)
+        # kernels, roofline, fit-kernels
         inv("kernels-v100-h100", "kernels", *ncu, "--from", "v100-pcie-server", "--to", "h100-pcie-server",
             "--json", j, "-o", "{O}/launches.csv"),
         inv("kernels-v100-4090-per-launch", "kernels", *ncu, "--from", "v100-pcie-server", "--to", "rtx-4090",
@@ -329,11 +418,15 @@ def invocations(shared: Path, inputs: Path) -> list[Invocation]:
         inv("kernels-print-ncu-command", "kernels", "--print-ncu-command"),
         inv("roofline-lamb-stage1", "roofline", *ncu, "--from", "v100-pcie-server", "--to", "h100-pcie-server",
             "--kernel", "LAMBStage1", "-o", "{O}/roofline.svg"),
+        inv("fit-kernels-op-tables", "fit-kernels", *tables.values(), "-o", "{O}/model.json",
+            "--json", "{O}/scores.json"),
         # simulate
         inv("simulate-cholesky-attila", "simulate", "cholesky", "--size", "19200", *attila, "--scheduler", "dmda",
             "--trace", "{O}/chol.json", "--json", "{O}/chol-summary.json"),
         inv("simulate-lu-attila-sweep", "simulate", "lu", "--sizes", "9600,19200", *attila,
             "--scheduler", "dmda,eager,ws", "--json", j, "--csv", "{O}/sweep.csv"),
+        inv("simulate-cholesky-sweep-dask", "simulate", "cholesky", "--sizes", "9600:38400:9600", *attila,
+            "--scheduler", "dmda,heft", "--jobs", "2", "--json", j, "--csv", "{O}/sweep.csv"),
         inv("simulate-cholesky-h100-roofline", "simulate", "cholesky", "--size", "38400",
             "--machine", "h100-sxm5-server", "--roofline-missing", "--json", j),
         inv("simulate-attila-whatifs", "simulate", "cholesky", "--size", "19200", *attila, "--gpus", "2",
@@ -344,10 +437,11 @@ def invocations(shared: Path, inputs: Path) -> list[Invocation]:
         inv("simulate-attila-random", "simulate", "cholesky", "--size", "9600", *attila, "--scheduler", "random",
             "--seed", "3", "--no-prefetch", "--json", j),
         inv("simulate-reference-attila", "simulate", "--compare-reference", f"{starpu}/reference/attila.csv",
-            "--starpu-dir", f"{starpu}/sampling", "--max-blocks", "20", "--scheduler", "dmda,eager,lws",
-            "--json", j, "--csv", "{O}/comparison.csv"),
+            "--starpu-dir", f"{starpu}/sampling", "--max-blocks", "20", "--scheduler", "dmda,dmdas,eager,lws",
+            "--jobs", "2", "--json", j, "--csv", "{O}/comparison.csv"),
         # the cheap rest
         inv("inspect-nvprof-lammps", "inspect", f"{t}/nvprof_ahead-lammps_summit-v100.nvvp", "--json", j),
+        inv("inspect-kineto-nsfw", "inspect", f"{t}/kineto_nsfw-image-detection_mi300x.json.gz", "--json", j),
         inv("convert-kineto-csv", "convert", alexnet, "-o", "{O}/trace.csv"),
         inv("convert-nsys-parquet", "convert", f"{t}/nsys_vectoradd-streams_t4.sqlite", "-o", "{O}/trace.parquet"),
         inv("curves-titan-summit-gh200", "curves", "--machines", "titan,summit,gh200", "--csv", "{O}/curves.csv",
@@ -445,7 +539,7 @@ def _kill(proc: subprocess.Popen) -> None:
 
 def side_env(side: Side, tmp: Path) -> dict[str, str]:
     """The environment of every command of ``side`` (module docstring, "Environment")."""
-    dropped = ("PYTHON", "NODECAST", "NUMBA", "MPL", "COMPARE_OUTPUTS")
+    dropped = ("PYTHON", "NODECAST", "NUMBA", "MPL", "ARROW", "COMPARE_OUTPUTS")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped) and k not in ("COLUMNS", "LINES")}
     env.update({
         "COMPARE_OUTPUTS_SRC": str(side.src),
@@ -515,10 +609,13 @@ def normalise(data: bytes, name: str, side: Side) -> bytes:
         return data
     if name.endswith((".json", ".stdout")):
         text = _WALL_JSON.sub(lambda m: m.group(1) + f'"{WALL}"', text)
+        text = _SECONDS_JSON.sub(lambda m: _NUMBER.sub(f'"{WALL}"', m.group(0)), text)
     if name.endswith(".stdout"):
         text = _WALL_LINE.sub(f"{WALL} s of simulations, {WALL} s wall", text)
     if name.endswith(".stderr"):
+        text = _ELAPSED_PREFIX.sub(f"[{WALL}] ", text)
         text = _PROGRESS.sub("", text)
+        text = _DASK_PORT.sub("", text)
     if name.endswith(".csv"):
         text = _mask_csv_columns(text)
     return text.encode("utf-8")
@@ -557,8 +654,9 @@ def first_difference(a: bytes, b: bytes, name: str) -> str:
         if d.startswith("@@"):
             if minus is not None or plus is not None:
                 break
-            m = re.match(r"@@ -(\d+)", d)
-            line = int(m.group(1)) if m else 0
+            m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)", d)
+            # a pure insertion is "@@ -N,0 +M @@": N is the line before it, M the first inserted line
+            line = (int(m.group(3)) if m.group(2) == "0" else int(m.group(1))) if m else 0
         elif d.startswith("-") and not d.startswith("---") and minus is None:
             minus = d[1:]
         elif d.startswith("+") and not d.startswith("+++") and plus is None:
@@ -568,7 +666,8 @@ def first_difference(a: bytes, b: bytes, name: str) -> str:
     return f"line {line}: -{_clip(minus, plus)} | +{_clip(plus, minus)}"
 
 
-def _first_mismatch(a: bytes, b: bytes) -> int:
+def _first_mismatch(a: Sequence, b: Sequence) -> int:
+    """Index of the first element (byte, character) where ``a`` and ``b`` differ, or the shorter one's length."""
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
@@ -578,7 +677,7 @@ def _clip(text: str | None, other: str | None, width: int = 90) -> str:
         return "(nothing)"
     if len(text) <= width:
         return text
-    at = _first_mismatch(text.encode(), (other or "").encode())
+    at = _first_mismatch(text, other or "")
     start = max(0, min(at - width // 3, len(text) - width))
     return ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
 
@@ -610,10 +709,7 @@ def compare(inv: Invocation, base: Side, head: Side, runs: dict[str, Run]) -> Ve
             failed.append(f"{side.label}: {what}\n" + _indent(tail(run.stderr) or tail(run.stdout)))
     if failed:
         return Verdict(inv, "FAILED", details=failed, seconds=seconds)
-    details = []
-    streams = [("exit", str(runs[s.label].rc).encode()) for s in (base, head)]
-    if streams[0][1] != streams[1][1]:
-        details.append(f"exit code: {streams[0][1].decode()} vs {streams[1][1].decode()}")
+    details = []  # both exit codes are inv.expect_rc here
     for stream in ("stdout", "stderr"):
         a = normalise(getattr(runs["base"], stream), f"x.{stream}", base)
         b = normalise(getattr(runs["head"], stream), f"x.{stream}", head)
@@ -637,6 +733,10 @@ def _indent(text: str) -> str:
 
 
 # --- the whole run ---------------------------------------------------------------------------------------------
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def git(*args: str) -> subprocess.CompletedProcess:
@@ -667,7 +767,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the shared data folder (default: ../shared beside the repository)")
     ap.add_argument("--jobs", type=int, default=2, help="commands at once (default 2)")
     ap.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
-                    help="only the invocations whose name or command line holds SUBSTRING (repeatable: any)")
+                    help="only the invocations whose name holds SUBSTRING (repeatable: any; --list lists them)")
     ap.add_argument("--keep", type=Path, metavar="DIR",
                     help="write inputs and both sides' outputs and console streams here and keep them (a new or "
                          "empty folder): DIR/{base,head}/{outputs,console}/")
@@ -692,7 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_root = args.keep.resolve() if args.keep is not None else tmp / "run"
     inputs = run_root / "inputs"
     chosen = [inv for inv in invocations(shared, inputs)
-              if not args.only or any(s in inv.name or s in inv.command() for s in args.only)]
+              if not args.only or any(s in inv.name for s in args.only)]
     if args.list:
         for inv in chosen:
             print(f"{inv.name}: {inv.command()}")
@@ -710,6 +810,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
         return 2
     commit = rev.stdout.strip()
+    # a stop by signal (SIGTERM from a batch system, SIGHUP) ends like Ctrl-C: the commands stopped, the worktree removed
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop)
     worktree = tmp / "base-tree"
     runner = Runner(sys.executable, args.timeout)
     t_start = time.perf_counter()
@@ -720,7 +823,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"compare_outputs: git worktree add failed:\n{add.stderr.strip()}", file=sys.stderr)
             return 2
         added = True
-        write_inputs(shared, inputs)
+        write_inputs(inputs)
+        (tmp / "cache" / "matplotlib").mkdir(parents=True)
+        (tmp / "cache" / "matplotlib" / "matplotlibrc").write_text(f"svg.hashsalt: {SVG_HASH_SALT}\n")
         base = Side("base", worktree, run_root / "base")
         head = Side("head", ROOT, run_root / "head")
         for side in (base, head):
@@ -745,24 +850,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 todo += [(inv, base), (inv, head)]
         done = 0
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_one, runner, side, inv): (inv, side) for inv, side in todo}
-            try:
-                for fut in as_completed(futures):
-                    inv, side = futures[fut]
-                    run = fut.result()
-                    runs[inv.name][side.label] = run
-                    done += 1
-                    state = f"exit {run.rc}" if run.rc is not None else run.why
-                    print(f"[{done:>3}/{len(todo)}] {side.label} {inv.name} {run.seconds:.1f} s, {state}",
-                          file=sys.stderr, flush=True)
-                    if len(runs[inv.name]) == 2:
-                        verdicts[inv.name] = compare(inv, base, head, runs[inv.name])
-            except KeyboardInterrupt:
-                runner.stop_all()
-                for fut in futures:
-                    fut.cancel()
-                raise
+        # the others args.jobs at a time, then those that must run alone one at a time
+        for batch, jobs in (([t for t in todo if not t[0].alone], args.jobs), ([t for t in todo if t[0].alone], 1)):
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                futures = {pool.submit(run_one, runner, side, inv): (inv, side) for inv, side in batch}
+                try:
+                    for fut in as_completed(futures):
+                        inv, side = futures[fut]
+                        run = fut.result()
+                        runs[inv.name][side.label] = run
+                        done += 1
+                        state = f"exit {run.rc}" if run.rc is not None else run.why
+                        print(f"[{done:>3}/{len(todo)}] {side.label} {inv.name} {run.seconds:.1f} s, {state}",
+                              file=sys.stderr, flush=True)
+                        if len(runs[inv.name]) == 2:
+                            verdicts[inv.name] = compare(inv, base, head, runs[inv.name])
+                except KeyboardInterrupt:
+                    runner.stop_all()
+                    for fut in futures:
+                        fut.cancel()
+                    raise
         ordered = [verdicts[inv.name] for inv in chosen]
         print()
         report(ordered, print)
@@ -781,7 +888,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             removed = git("worktree", "remove", "--force", str(worktree))
             if removed.returncode != 0:
                 print(f"compare_outputs: could not remove the worktree {worktree}: {removed.stderr.strip()} "
-                      f"(remove it with: git worktree remove --force {worktree})", file=sys.stderr)
+                      f"(its folder is deleted; 'git worktree prune' forgets it)", file=sys.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

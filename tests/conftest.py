@@ -98,10 +98,10 @@ class EveryOtherCopy:
 @pytest.fixture
 def every_other(monkeypatch):
     """Registers ``EveryOtherCopy`` for one test; returns its name."""
-    from nodecast.models import base
+    from nodecast.models import registry
 
-    base.model_names()  # the built-in models first, so that they keep their order
-    monkeypatch.setitem(base._REGISTRY, EveryOtherCopy.name, EveryOtherCopy)
+    registry.model_names()  # the built-in models first, so that they keep their order
+    monkeypatch.setitem(registry._REGISTRY, EveryOtherCopy.name, EveryOtherCopy)
     return EveryOtherCopy.name
 
 

@@ -111,7 +111,7 @@ def test_large_sweeps_without_dask_run_in_this_process(monkeypatch):
     Dask is absent (was: ModuleNotFoundError from the cluster start)."""
     from nodecast.workflows import simulate_sweep as sweep
     from nodecast.runtime.simulation import RuntimeOptions
-    from nodecast.cost.tasks import SimSetup, platform_and_models
+    from nodecast.runtime.setup import SimSetup, platform_and_models
 
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_TASKS", 0)  # every sweep counts as large
     monkeypatch.setattr(sweep, "default_jobs", lambda: 4)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nodecast.models.roofline import measured_gpu_toml
+from nodecast.models.roofline_figures import measured_gpu_toml
 
 
 def write_machine(folder: Path, name: str, gpu: str, fp32: float, dram: float, *, fp64: float | None = None,

@@ -83,7 +83,7 @@ def test_jobs_below_one_is_refused(capsys):
 def test_models_help_names_the_default_chain():
     """forecast --help says what --models defaults to, and that is the registry's first model per kind."""
     from nodecast.commands.common import CHAIN_DEFAULT_HELP
-    from nodecast.cost.ops import model_chains
+    from nodecast.models.registry import model_chains
 
     chains = model_chains(None)
     assert "default: all" not in CHAIN_DEFAULT_HELP

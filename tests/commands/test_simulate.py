@@ -145,6 +145,20 @@ def test_missing_platform_is_exit_2(capsys, monkeypatch):
     assert "--starpu-dir" in err
 
 
+def test_a_scheduler_added_to_the_registry_is_listed_and_runs(tmp_path, starpu_args, monkeypatch, capsys):
+    """The command reads its schedulers from the registry: a new entry is in --help and runs, no other list to edit."""
+    from nodecast.runtime.schedulers import SCHEDULERS
+    from nodecast.runtime.schedulers.eager import Eager
+
+    monkeypatch.setitem(SCHEDULERS, "fifo", Eager)  # a stand-in policy under a new name
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    assert "dmdas, heft, fifo; a comma list sweeps" in " ".join(capsys.readouterr().out.split())
+    summary = tmp_path / "s.json"
+    assert main(["simulate", "cholesky", "--size", "1920", *starpu_args, "--scheduler", "fifo", "--json", str(summary)]) == 0
+    assert json.loads(summary.read_text())["scheduler"] == "fifo"
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [

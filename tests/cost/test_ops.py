@@ -7,11 +7,11 @@ import pytest
 
 from nodecast.errors import InputError
 from nodecast.graph.build import build
-from nodecast.cost.ops import HOST, SOURCE, CostOptions, costs, model_chains
+from nodecast.cost.ops import HOST, SOURCE, CostOptions, costs
 from nodecast.workflows.forecast import read_trace_and_api
 from nodecast.graph.opgraph import EdgeKind, OpKind
 from nodecast.machines import load_machine, resolve_source
-from nodecast.models import base
+from nodecast.models.registry import get_models, model_chains
 from nodecast.cost.project import project
 
 
@@ -110,7 +110,7 @@ def test_given_models_replace_the_registry_choice(run):
 def test_default_chain_has_no_baseline():
     """The registry's default chain per kind lists only models that are not baselines."""
     for chain in model_chains(None).values():
-        for model in base.get_models(chain):
+        for model in get_models(chain):
             assert not model.baseline
 
 

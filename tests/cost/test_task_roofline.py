@@ -9,7 +9,7 @@ import pytest
 from nodecast.cli import main
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
-from nodecast.models.roofline import GpuFigures, gpu_figures
+from nodecast.models.roofline_figures import GpuFigures, gpu_figures
 from nodecast.cost.task_roofline import RooflineKernelTimes
 from nodecast.models.history import KernelModels, KernelQuery
 

@@ -1,59 +1,29 @@
-"""Tests for nodecast.cost.tasks: the platform and kernel models a simulation runs on, without the CLI."""
+"""Tests for nodecast.cost.tasks: the kernel models a simulation's tasks run with, without a platform."""
 
 from __future__ import annotations
 
 import pytest
 
+from nodecast.cost.tasks import SimSetup, kernel_models
 from nodecast.errors import InputError
-from nodecast.runtime.simulation import RuntimeOptions, Simulation
-from nodecast.graph.apps import cholesky
-from nodecast.cost.tasks import SimSetup, platform_and_models, platform_node
 
 
-def test_starpu_folder_gives_its_machine_with_the_gpus_asked_and_runs(starpu_data):
-    """StarPU's calibration folder and machine name give that machine's platform and models, cut to 2 GPUs, and a
-    simulation runs on them (the module docstring's example)."""
-    setup = SimSetup(starpu_dir=starpu_data / "sampling", starpu_machine="attila", gpus=2)
-    plat, models = platform_and_models(setup)
-    assert len(plat.gpu_models) == 2
-    assert platform_node(setup) is None
-    result = Simulation(cholesky(9600), plat, models, RuntimeOptions(scheduler="dmda")).run()
-    assert result.makespan_s > 0 and result.gflops > 0
-
-
-def test_a_nodecast_machine_with_starpu_models_says_whose_kernel_times_they_are(starpu_data):
-    """A catalogue machine builds the platform (AHEAD's link model); StarPU's kernel times of another machine run
-    on it unchanged, and the platform's notes say so."""
-    setup = SimSetup(starpu_dir=starpu_data / "sampling", starpu_machine="attila", machine="h100-sxm5-server")
-    plat, _ = platform_and_models(setup)
-    assert platform_node(setup).name == "h100-sxm5-server"
-    assert any("StarPU's measurements on 'attila'" in note and "used unchanged" in note for note in plat.notes)
-
-
-def test_whose_kernel_times_note_has_no_empty_parentheses_when_the_platform_names_no_gpu(tmp_path):
-    """A StarPU platform file that lists no GPU: the note names the machine without an empty "()" after it."""
-    from types import SimpleNamespace
-
-    from nodecast.cost.tasks import foreign_models_note
-
-    (tmp_path / "bus").mkdir()
-    (tmp_path / "bus" / "cpuonly.platform.xml").write_text(
-        '<platform version="4"><AS id="a" routing="Full"><host id="RAM" speed="1f"/></AS></platform>')
-    node = SimpleNamespace(name="h100-sxm5-server", gpu=SimpleNamespace(model="H100"))
-    note = foreign_models_note(tmp_path, "cpuonly", node)
-    assert "()" not in note and note.startswith("kernel durations are StarPU's measurements on 'cpuonly', used")
-
-
-def test_no_platform_is_one_error_naming_the_options(monkeypatch):
-    """Nothing to build a platform from: an InputError that names --starpu-dir and the alternatives."""
+def test_fixed_kernel_times_stand_without_starpu_models(monkeypatch):
+    """Fixed times alone make kernel models: no StarPU folder and no platform are needed."""
     monkeypatch.delenv("NODECAST_STARPU_DIR", raising=False)
-    with pytest.raises(InputError) as err:
-        platform_and_models(SimSetup())
-    assert err.value.key == "--starpu-dir" and "--machine" in err.value.message
+    models = kernel_models(SimSetup(kernel_times_s={"gemm": 2e-3}), "nowhere")
+    assert models.folder is None and models.machine == "nowhere"
+    assert models.expected_s("gemm", "cuda", 0, 1 << 20, None, 1e9) == 2e-3
+
+
+def test_starpu_models_are_read_from_the_folder_named(starpu_data):
+    """With StarPU's folder, the models are that machine's history-based models of codelets/45."""
+    models = kernel_models(SimSetup(starpu_dir=starpu_data / "sampling"), "attila")
+    assert models.folder == starpu_data / "sampling" / "codelets" / "45" and models.machine == "attila"
 
 
 def test_roofline_gpu_alone_is_refused():
     """A roofline GPU without --roofline-missing or --kernels-measured-on would be ignored: refused instead."""
     with pytest.raises(InputError) as err:
-        platform_and_models(SimSetup(machine="h100-sxm5-server", roofline_gpu="a100-sxm4-40gb"))
+        kernel_models(SimSetup(roofline_gpu="a100-sxm4-40gb"), "attila")
     assert err.value.key == "--roofline-gpu"

@@ -142,3 +142,41 @@ def test_starpu_platform_contention_matches_simgrid(simgrid_oracle, starpu_data)
     ours = simulate_ours(sc, "cm02")
     for name, t in ours.items():
         assert t == pytest.approx(theirs[name], rel=REL_TOL), name
+
+
+@pytest.mark.simgrid
+def test_machine_platform_copies_under_the_link_rule_match_simgrid(simgrid_oracle):
+    """Copies of 4 KiB to 64 MiB on a DGX A100 built from its machine file (two GPUs behind each PCIe switch), each
+    bounded by the link-time rule's rate of its size (``Platform.copy_bound_bps``, as the simulator gives them),
+    finish at SimGrid's times under max-min sharing; alone, each takes ``Platform.copy_time_s``."""
+    from nodecast.engine.platform import RAM, Platform
+    from nodecast.machines import load_machine
+
+    plat = Platform.from_machine(load_machine("dgx-a100"))
+    rng = random.Random(11)
+    gpus = plat.gpu_nodes
+    flows = []
+    for i in range(60):
+        g = rng.choice(gpus[:4])
+        a, b = (RAM, g) if rng.random() < 0.6 else (g, RAM)
+        size = rng.choice([4096, 65536, 3686400, 2**26])
+        flow = {"i": i, "src": a, "dst": b, "size": size, "start": rng.uniform(0, 0.002)}
+        bound = plat.copy_bound_bps(a, b, size)
+        if bound is not None:
+            flow["rate"] = bound
+        flows.append(flow)
+    assert sum("rate" in f for f in flows) > 20
+    # maxmin: the oracle sleeps each flow's route latency, here the sum of zero link latencies; the route's L+O
+    # only delays a flow, so the lone-copy check below adds it
+    links = [{"bw": bw, "lat": 0.0} for bw in plat.link_bandwidth_bps]
+    n = plat.n_nodes
+    routes = {(a, b): list(plat.route_links[a][b]) for a in range(n) for b in range(n) if a != b and plat.route_links[a][b]}
+    sc = {"seed": 0, "n_hosts": n, "links": links, "routes": routes, "flows": flows}
+    theirs = simgrid_oracle(oracle_spec([sc], "maxmin"))
+    ours = simulate_ours(sc, "maxmin")
+    for name, t in ours.items():
+        assert t == pytest.approx(theirs[name], rel=REL_TOL), name
+    for f in flows:
+        alone = simulate_ours({**sc, "flows": [{**f, "start": 0.0}]}, "maxmin")[f"s0f{f['i']}"]
+        a, b = f["src"], f["dst"]
+        assert alone + plat.route_latency_s[a][b] == pytest.approx(plat.copy_time_s(a, b, f["size"]), rel=1e-12)

@@ -9,7 +9,7 @@ import pytest
 
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
-from nodecast.models.base import get_models
+from nodecast.models.registry import get_models
 from nodecast.engine.platform import RAM, Platform
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import Trace

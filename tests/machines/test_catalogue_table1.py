@@ -6,7 +6,7 @@ import pytest
 
 from nodecast.machines import catalogue_names, load_machine
 from nodecast.machines.loader import catalogue_dir
-from nodecast.models.roofline import PAPER_TABLE1, gpu_figures
+from nodecast.models.roofline_figures import PAPER_TABLE1, gpu_figures
 
 ORIGIN = "Van Lanker et al., Euro-Par 2024, Table 1"
 

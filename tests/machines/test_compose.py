@@ -147,12 +147,12 @@ def test_spec_by_device_name(sheet_folder):
 
 def test_catalogue_name_wins_over_spec(sheet_folder, h100, add_sheet, monkeypatch):
     """A catalogue machine name is never read as a spec string, even when a sheet has that key."""
-    from nodecast.machines import loader
+    from nodecast.machines import loader, lookup
 
     add_sheet(h100(key="summit", device_names='["x"]'))
     assert parse_spec("summit") is not None
     loaded = []
-    monkeypatch.setattr(loader, "load_machine_file", lambda path: loaded.append(path) or path)
+    monkeypatch.setattr(lookup, "load_machine_file", lambda path: loaded.append(path) or path)
     load_machine("summit")
     assert loaded == [loader.catalogue_dir() / "summit.toml"]
 

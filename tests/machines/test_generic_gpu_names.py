@@ -15,10 +15,10 @@ import sqlite3
 import pytest
 
 from nodecast.errors import InputError
+from nodecast.machines.device_properties import GpuProperties
 from nodecast.machines.names import is_generic_gpu_name, match_sheet
 from nodecast.machines.resolve import check_gpu, resolve_source
 from nodecast.machines.sheets import load_sheet_file
-from nodecast.traces.device_properties import GpuProperties
 from nodecast.traces.trace import TraceMeta
 
 #: The CUPTI device record of the shared GTX TITAN X trace: CC 5.2, 24 SMs, 12,800,163,840 bytes.

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nodecast.machines import load_machine
 from nodecast.machines.loader import machine_from_dict
-from nodecast.models.base import get_models
+from nodecast.models.registry import get_models
 from nodecast.models.baselines import BackOfEnvelopeModel, PeakBandwidthModel
 from nodecast.models.transfer import AheadModel
 from nodecast.traces import CopyKind, MemKind, OpKind, Trace

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 from nodecast.machines.loader import machine_from_dict
-from nodecast.models.base import Model, model_names
+from nodecast.models.base import Model
+from nodecast.models.registry import model_names
 from nodecast.models.kernel_baselines import DramRatioModel, FlopsRatioModel, PlainRooflineModel
-from nodecast.models.roofline import measured_gpu_toml
+from nodecast.models.roofline_figures import measured_gpu_toml
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, read_ncu_csv, trace_from_metrics
 from nodecast.traces.trace import Trace

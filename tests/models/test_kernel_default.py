@@ -9,7 +9,7 @@ import pytest
 
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
-from nodecast.models.base import DEFAULT_MODELS, default_model
+from nodecast.models.registry import DEFAULT_MODELS, default_model
 from nodecast.models.kernel_default import DefaultKernelModel
 from nodecast.models.kernel_wave import WaveScalingModel
 from nodecast.models.roofline import RooflineModel
@@ -25,7 +25,7 @@ def table1_machine(gpu: str, fp32: float, dram: float):  # noqa: ANN201
     import tomllib
 
     from nodecast.machines.loader import machine_from_dict
-    from nodecast.models.roofline import measured_gpu_toml
+    from nodecast.models.roofline_figures import measured_gpu_toml
 
     return machine_from_dict({
         "schema_version": 1, "name": gpu.lower(), "description": gpu,
@@ -80,7 +80,7 @@ def test_without_metrics_it_is_the_learned_model_from_pascal_on_and_wave_scaling
     """Without metrics the kernels are projected by the learned model between NVIDIA GPUs of Pascal or newer and
     AMD Instinct GPUs (where it beat wave scaling on GPUs it never saw), by wave scaling otherwise; the note says
     which and why."""
-    from nodecast.models.base import get_models
+    from nodecast.models.registry import get_models
     from nodecast.traces.kinds import OpKind
     from nodecast.traces.trace import Trace
 

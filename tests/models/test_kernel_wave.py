@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nodecast.machines import load_machine
-from nodecast.models.base import Model, get_models, model_names
+from nodecast.models.base import Model
+from nodecast.models.registry import get_models, model_names
 from nodecast.models.kernel_wave import DEFAULT_GAMMA, WaveScalingModel
 from nodecast.traces.kinds import CopyKind, OpKind
 from nodecast.traces.nvprof_csv import read_nvprof_csv

@@ -1,4 +1,6 @@
-"""Hierarchical roofline model: eqs. 1-10 worked by hand, GPU figures, the Model protocol, real data, properties."""
+"""Hierarchical roofline model (``models.roofline`` and its ``roofline_figures``, ``roofline_equations``): eqs. 1-10
+worked by hand, GPU figures, the Model protocol, properties, tensor cores; every kernel model over the real V100
+set is ``tests/cost/test_kernels.py``."""
 
 from __future__ import annotations
 
@@ -14,26 +16,14 @@ from hypothesis import strategies as st
 
 from nodecast.errors import InputError
 from nodecast.machines.loader import machine_from_dict
-from nodecast.models.base import Model, model_names
-from nodecast.models.roofline import (
-    PAPER_TABLE1,
-    KernelInputs,
-    RooflineModel,
-    ceilings,
-    gpu_figures,
-    measured_gpu_toml,
-    project_kernels,
-    project_metrics,
-    short_kernel_labels,
-    short_kernel_name,
-)
+from nodecast.models.base import Model
+from nodecast.models.registry import model_names
+from nodecast.models.roofline import RooflineModel
+from nodecast.models.roofline_equations import KernelInputs, ceilings, project_kernels
+from nodecast.models.roofline_figures import PAPER_TABLE1, gpu_figures, measured_gpu_toml
 from nodecast.traces.kinds import OpKind
-from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, read_ncu_csv, trace_from_metrics
+from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics, trace_from_metrics
 from nodecast.traces.trace import Trace
-
-TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
-V100_FILES = sorted(TRACES.glob("ncu-csv_v100_*.csv"))
-needs_v100 = pytest.mark.skipif(len(V100_FILES) != 12, reason=f"the 12 ncu-csv_v100_* files are not in {TRACES}")
 
 
 def machine(name: str, model: str, peaks: dict[str, float], levels: dict[str, float],
@@ -201,19 +191,6 @@ def test_efficiency_above_one_is_capped_with_a_note():
     assert any(n.startswith("1 of 1 launch ran faster") for n in proj.notes)
 
 
-def test_labels_of_kernels_whose_short_names_coincide():
-    """Three real EigenMetaKernel instances (TensorFlow on a GTX Titan X, nvprof) get one label each, numbered."""
-    stem = ("_ZN5Eigen8internal15EigenMetaKernelINS_15TensorEvaluatorIKNS_14TensorAssignOpINS_9TensorMapINS_6Tensor"
-            "IfLi1ELi1EiEELi16ENS_11MakePointerEEEKNS_18TensorCwiseUnaryOpINS0_12scalar_rightIffNS0_")
-    names = [stem + "17scalar_product_opIffEEEEKNS4_INS5_IKfLi1ELi1EiEELi16ES7_EEEEEENS_9GpuDeviceEEEiEEvT_T0_",
-             stem + "13scalar_sum_opIffEEEEKNS4_INS5_IKfLi1ELi1EiEELi16ES7_EEEEEENS_9GpuDeviceEEEiEEvT_T0_",
-             "cleanup(float*, float*, float*, float*, bool, int)"]
-    labels = short_kernel_labels([names[0], names[2], names[1], names[0]])
-    short = short_kernel_name(names[0])
-    assert short == short_kernel_name(names[1])
-    assert labels == {names[0]: f"{short} #1", names[2]: "cleanup", names[1]: f"{short} #2"}
-
-
 # -- GPU figures ---------------------------------------------------------------------------------
 def test_figures_prefer_measured_then_scaled_data_sheet():
     """Measured maxima win; a target without them gets its data sheet x the source's measured/peak ratio."""
@@ -319,8 +296,6 @@ def test_measured_gpu_toml_loads_with_table1_values():
 # -- the Model protocol -------------------------------------------------------------------------------
 def test_model_is_registered_and_follows_the_protocol():
     """`roofline` is a registered kernel model implementing the Model protocol."""
-    import nodecast.models.roofline  # noqa: F401
-
     assert "roofline" in model_names("kernel")
     m = RooflineModel()
     assert isinstance(m, Model) and m.kind == "kernel" and not m.baseline
@@ -340,35 +315,6 @@ def test_model_projects_kernel_rows_only():
     assert np.all(res.low_s[[0, 2]] <= res.time_s[[0, 2]]) and np.all(res.time_s[[0, 2]] <= res.high_s[[0, 2]])
     assert any("equal instruction counts assumed" in n for n in res.notes)
     assert not RooflineModel().accepts(trace).any()
-
-
-# -- real data -----------------------------------------------------------------------------------------
-@needs_v100
-def test_v100_set_projects_onto_h100():
-    """All 35 real launches project onto the H100 with finite intervals; the streaming LAMB kernels are DRAM-bound."""
-    km = read_ncu_csv(V100_FILES)
-    kp = project_metrics(km, V100, H100)
-    df = kp.launches()
-    assert len(df) == len(km)
-    assert np.isfinite(df[["roofline_low_s", "roofline_high_s", "roofline_s"]].to_numpy()).all()
-    assert (df["roofline_low_s"] <= df["roofline_s"]).all() and (df["roofline_s"] <= df["roofline_high_s"]).all()
-    lamb = df[df["kernel"].str.contains("LAMBStage")]
-    assert set(lamb["bound_target"]) == {"dram"}
-    # DRAM-bound with dram >= lts >= l1 bytes: all levels collapse onto DRAM, time = T_s x 846/1907 exactly.
-    assert np.allclose(lamb["roofline_s"], lamb["source_s"] * 846 / 1907, rtol=1e-9)
-    s = kp.summary()
-    assert len(s) == len(km.kernel_names)
-    assert any("1.31 GHz" in n for n in kp.results["roofline"].notes)
-
-
-@needs_v100
-def test_v100_trace_from_metrics_roundtrip():
-    """The Trace built from the real metrics projects the same times as the metrics-level API."""
-    km = read_ncu_csv(V100_FILES)
-    trace = trace_from_metrics(km)
-    res = RooflineModel(km).project(trace, V100, H100)
-    again = project_metrics(km, V100, H100, ["roofline"]).results["roofline"]
-    assert np.allclose(res.time_s, again.time_s)
 
 
 # -- properties ------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from nodecast.errors import InputError
-from nodecast.models.roofline import KernelInputs, RooflineModel
+from nodecast.models.roofline import RooflineModel
+from nodecast.models.roofline_equations import KernelInputs
 from nodecast.models.sass import (
     BasicBlock,
     Instruction,
@@ -323,7 +324,7 @@ def test_roofline_uses_the_adjusted_counts(tmp_path):
     import tomllib
 
     from nodecast.machines.loader import machine_from_dict
-    from nodecast.models.roofline import measured_gpu_toml
+    from nodecast.models.roofline_figures import measured_gpu_toml
     from nodecast.traces.ncu import trace_from_metrics
 
     def machine(name: str, gpu: str) -> object:

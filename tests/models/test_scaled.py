@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nodecast.machines import load_machine
-from nodecast.models.base import get_models
+from nodecast.models.registry import get_models
 from nodecast.models.scaled import AheadScaledModel, PeakBandwidthScaledModel
 from nodecast.models.transfer import AheadModel
 from nodecast.cost.project import project
@@ -100,7 +100,7 @@ def test_scaled_models_reuse_their_base_models_projection(monkeypatch):
     """project() with every transfer model projects the real Titan bandwidthTest sample 7 times, not 9: the
     scaled models take ahead's and peak-bandwidth's target-side projections from the trace's memo, with the
     same result as a cold run."""
-    from nodecast.models.transfer import TransferModelBase
+    from nodecast.models.transfer_base import TransferModelBase
 
     titan, summit = load_machine("titan"), load_machine("summit")
     calls = []

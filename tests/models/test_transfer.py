@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from nodecast.machines import load_machine
 from nodecast.machines.loader import machine_from_dict
 from nodecast.machines.topology import raw_rate_bps
-from nodecast.models.base import Model, get_models
+from nodecast.models.base import Model
+from nodecast.models.registry import get_models
 from nodecast.models.transfer import AheadEq9Model, AheadModel, AheadNoLatencyModel
 from nodecast.traces import CopyKind, MemKind, OpKind, Trace, TransferClass
 

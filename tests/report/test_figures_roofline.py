@@ -11,7 +11,8 @@ import pandas as pd
 
 from nodecast.workflows.kernels import KernelRoofline
 from nodecast.machines.loader import load_machine_file
-from nodecast.models.roofline import KernelInputs, gpu_figures, project_kernels
+from nodecast.models.roofline_equations import KernelInputs, project_kernels
+from nodecast.models.roofline_figures import gpu_figures
 from nodecast.report import figures
 from nodecast.report.figures.roofline import draw_projection
 from nodecast.traces.ncu import FLOP_OPS, PRECISION_LETTER, KernelMetrics

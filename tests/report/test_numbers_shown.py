@@ -60,7 +60,7 @@ def test_machine_values_overridden_from_a_data_sheet_name_the_sheet_value_with_i
 
 def test_provenance_of_overridden_values_prints_each_unit_without_exponent():
     """Sizes, rates, clocks and times in a provenance read with their unit."""
-    from nodecast.machines.compose import merge
+    from nodecast.machines.part_tables import merge
 
     base = {"levels": {"l2": {"size_bytes": 52428800.0, "bandwidth_bps": 1.2e13}}, "clock_hz": 1.98e9,
             "launch_s": 5.854e-4, "peak_flops": {"fp64": {"fma": 3.35e13, "addmul": 1.675e13}}}

@@ -56,3 +56,40 @@ def test_the_count_agrees_in_number(monkeypatch, total):
         progress.advance()
     lines = log.getvalue().splitlines()
     assert any(line.startswith(f"simulated 1 of {total} run{'s' if total > 1 else ''}, ") for line in lines)
+
+
+def test_without_a_verb_a_log_stays_quiet(monkeypatch):
+    """The forecast's targets (no verb): a bar at a terminal, never a line in a log, however long the job."""
+    monkeypatch.setattr(_progress, "LOG_EVERY_S", 0.0)
+    log = io.StringIO()
+    with job_progress(2, "forecasting", stream=log) as progress:
+        time.sleep(0.2)
+        progress.advance(1)
+        progress.advance(0)
+    assert log.getvalue() == "" and progress.done == 2
+
+
+def test_steps_name_the_point_under_way_and_the_bar_stays_in_a_log():
+    """calibrate's bar: the label first, points done of all, the point under way after the bar; kept when done, so
+    that stderr redirected to a file gets its final state once."""
+    from rich.console import Console
+
+    err = io.StringIO()
+    console = Console(file=err, force_terminal=False, width=80)
+    with _progress.step_progress(3, "calibrate", console) as progress:
+        for done, name in enumerate(("htod 1 KiB", "htod 2 KiB", "dtoh 1 KiB")):
+            progress.step(name, done, 3)
+        progress.step("", 3, 3)
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calibrate ") and " 3/3 " in lines[0]
+
+
+def test_one_bar_for_every_job():
+    """The bars of ``job_progress`` and ``step_progress`` both come from ``progress_bar``: transient and hidden away
+    from a terminal for jobs, kept for steps."""
+    from rich.console import Console
+
+    bar, task = _progress.progress_bar(4, "forecasting")
+    assert bar.live.transient and bar.tasks[task].total == 4 and bar.tasks[task].description == "forecasting"
+    kept, _ = _progress.progress_bar(4, "calibrate", console=Console(file=io.StringIO()), steps=True)
+    assert not kept.live.transient and not kept.disable

@@ -15,7 +15,8 @@ from nodecast.graph.taskgraph import RW, R, W, TaskGraph, critical_path_s
 from nodecast.runtime.outputs import chrome_trace
 from nodecast.models.history import KernelModels
 from nodecast.engine.platform import Platform
-from nodecast.runtime.simulation import Overheads, RuntimeOptions, Simulation
+from nodecast.runtime.options import Overheads, RuntimeOptions
+from nodecast.runtime.simulation import Simulation
 from nodecast.runtime.schedulers import SCHEDULERS
 
 pytestmark = pytest.mark.shared  # needs ../shared/data/starpu

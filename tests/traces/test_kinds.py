@@ -62,3 +62,16 @@ def test_codes_beyond_int8_are_other_copies():
     """A copy kind code no CopyKind has, beyond the int8 range, is an unclassified copy, not a known one."""
     got = classify_transfers(np.full(2, OpKind.MEMCPY), np.array([258, -254]), np.zeros(2, int), np.zeros(2, int))
     assert got.tolist() == [TC.OTHER, TC.OTHER]
+
+
+def test_one_op_kind_vocabulary():
+    """Traces and operation graphs share one OpKind: a code means one thing everywhere. The Trace's codes are
+    stored in nodecast's Arrow/Parquet files and keep their values; the graph's host kinds come after them."""
+    from nodecast.graph.opgraph import OpKind as GraphKind
+    from nodecast.traces.kinds import TRACE_KINDS
+
+    assert GraphKind is OpKind
+    assert {k.name: int(k) for k in OpKind} == {"KERNEL": 0, "MEMCPY": 1, "MEMSET": 2, "SYNC": 3, "API": 4,
+                                                "WAIT": 5}
+    assert OpKind.COPY is OpKind.MEMCPY  # the graph's word for a copy
+    assert TRACE_KINDS == (OpKind.KERNEL, OpKind.MEMCPY, OpKind.MEMSET, OpKind.SYNC)

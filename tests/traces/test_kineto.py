@@ -14,7 +14,8 @@ import pytest
 
 from nodecast.errors import InputError
 from nodecast.traces._common import parse_memcpy_name
-from nodecast.traces.kineto import kineto_from_document, read_kineto, us_text_to_ns
+from nodecast.traces.kineto import kineto_from_document, read_kineto
+from nodecast.traces.kineto_json import us_text_to_ns
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
 from nodecast.traces.trace import MISSING_NS
 

@@ -259,7 +259,7 @@ def test_raw_corpus_file_says_how_to_convert_it(shared_cross_gpu):
 
 def test_op_table_has_no_host_records(tmp_path):
     """The operation graph's host reader knows op tables: no API records, with a note saying so."""
-    from nodecast.traces.api_readers import read_api
+    from nodecast.traces.load import load_api as read_api
 
     api = read_api(_write(tmp_path, TABLE))
     assert len(api) == 0 and any("an op table holds no host API records" in n for n in api.meta.notes)

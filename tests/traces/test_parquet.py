@@ -164,10 +164,13 @@ def _edited(tmp_path: Path, name: str, values: pa.Array) -> Path:
         ("device", lambda n: pa.array([70000] * n, pa.int64()), r"column 'device' holds values out of range for int16"),
         ("start_ns", lambda n: pa.array([2**64 - 1] * n, pa.uint64()), r"column 'start_ns' holds values out of range"),
         ("kind", lambda n: pa.array([9] * n, pa.int8()), r"column 'kind' holds codes outside 0\.\.3 \(OpKind\)"),
+        # A graph's host kinds (API, WAIT) share the vocabulary but are no Trace row.
+        ("kind", lambda n: pa.array([4] * n, pa.int8()), r"column 'kind' holds codes outside 0\.\.3 \(OpKind\)"),
         ("end_ns", lambda n: pa.array([0] * n, pa.int64()), r"2,929 of 2,929 GPU ops end before they start"),
         ("bytes", lambda n: pa.array([-1] * n, pa.int64()), r"GPU ops have a negative byte count"),
     ],
-    ids=["string", "double", "device-beyond-int16", "uint64-max", "kind-code", "negative-duration", "negative-bytes"],
+    ids=["string", "double", "device-beyond-int16", "uint64-max", "kind-code", "graph-kind-code", "negative-duration",
+         "negative-bytes"],
 )
 def test_edited_columns_are_refused(tmp_path, name, make, message):
     """A nodecast Parquet file with a column of the wrong type or impossible values is one InputError naming

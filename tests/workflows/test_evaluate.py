@@ -67,7 +67,7 @@ from nodecast.traces.kineto import kineto_from_document, read_kineto  # noqa: E4
 def test_nothing_evaluable_says_why(shared_traces):
     """The H100/MI300X Kineto pair (kernels only, no metrics) with the transfer models and the roofline (the
     metrics-free kernel models would project it) raises one sentence: kinds, pairs, idle models."""
-    from nodecast.models.base import model_names
+    from nodecast.models.registry import model_names
 
     a = read_kineto(shared_traces / "kineto_nsfw-image-detection_h100.json.gz")
     b = read_kineto(shared_traces / "kineto_nsfw-image-detection_mi300x.json.gz")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from nodecast.errors import InputError
-from nodecast.workflows.evaluate import evaluate
-from nodecast.workflows.evaluate_kernels import evaluate_pairs, kernel_table, pair_files
+from nodecast.workflows.evaluate import evaluate, kernel_table
+from nodecast.workflows.evaluate_kernels import evaluate_pairs, pair_files
 from nodecast.machines import load_machine
 from nodecast.traces.load import load_trace
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nodecast.cli import main
-from nodecast.cost.ops import model_chains
+from nodecast.models.registry import model_chains
 from nodecast.workflows.forecast import forecast, read_trace_and_api
 from nodecast.workflows.targets import target_machine
 from nodecast.machines import load_machine, resolve_source

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from nodecast.calibrate import MeasureError
+from nodecast.calibrate.run import MeasureError
 from nodecast.errors import GPUUnavailableError
 
 INSTALL_HINT = "Install the GPU extra: pip install '.[gpu]' in the nodecast checkout (NVIDIA's cuda-python and cupti-python)"

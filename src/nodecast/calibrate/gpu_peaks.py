@@ -32,7 +32,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nodecast.calibrate import MeasureError, Point
+from nodecast.calibrate.run import MeasureError, Point
 
 if TYPE_CHECKING:
     from nodecast.calibrate.cuda import Cuda, DeviceProps

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nodecast.calibrate import MeasuredValues, PointResult
+    from nodecast.calibrate.derive import MeasuredValues
     from nodecast.calibrate.host_copy import HostCopyResult
+    from nodecast.calibrate.run import PointResult
 
 
 @dataclass

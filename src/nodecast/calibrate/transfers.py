@@ -14,7 +14,7 @@ How each family measures (Comm|Scope sections 3.2-3.4, ../shared/reference/MEASU
   holds the stream while the start event, the work and the stop event are
   queued; the host then raises the flag. The events then bracket only the
   GPU's execution, not the time the host took to enqueue the call. The spin
-  kernel gives up after ``GATE_TIMEOUT_S`` and says so (the point fails
+  kernel gives up after ``transfer_kernels.GATE_TIMEOUT_S`` and says so (the point fails
   rather than silently timing the enqueue). Pageable copies, copies between
   GPUs without peer access and prefetches are not gated: their API calls can
   wait on the stream (staging through the driver's pinned buffers), which a
@@ -33,7 +33,6 @@ NOTE: this module has not run on a GPU yet (see docs/calibrate.md).
 from __future__ import annotations
 
 import contextlib
-import mmap
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,86 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from nodecast.calibrate import MeasureError, Point, gpu_peaks, host
+from nodecast.calibrate import gpu_peaks, host
 from nodecast.calibrate.cuda import Cuda, PageableBuffer, host_view
 from nodecast.calibrate.plan import Case, GPUInfo, Topology
-from nodecast.errors import GPUUnavailableError
+from nodecast.calibrate.run import MeasureError, Point
+from nodecast.calibrate.transfer_kernels import TRANSFER_SOURCE, ZC_BLOCK, ZC_GRID, Gate
 
-#: The gate kernel gives up after this long (seconds) and the point fails.
-GATE_TIMEOUT_S = 5.0
-#: Comm|Scope's zero-copy and unified-memory kernels: 256 blocks of 256 threads.
-ZC_GRID = 256
-ZC_BLOCK = 256
 #: Most CPU threads the multi-threaded demand benchmark uses.
 MAX_HOST_THREADS = 32
-
-#: The transfer kernels.
-TRANSFER_SOURCE = r"""
-extern "C" __global__ void nc_gate(volatile unsigned int* flag, long long max_cycles)
-{
-    const long long t0 = clock64();
-    while (flag[0] == 0u) {
-        if (clock64() - t0 > max_cycles) { flag[1] = 1u; return; }
-    }
-}
-
-extern "C" __global__ void nc_zc_read(const unsigned int* src, unsigned long long n_words, unsigned int* sink)
-{
-    unsigned int acc = 0u;
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_words; i += stride)
-        acc ^= src[i];
-    if (acc == 0xFFFFFFFFu) sink[0] = acc;
-}
-
-extern "C" __global__ void nc_zc_write(unsigned int* dst, unsigned long long n_words, unsigned int value)
-{
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_words; i += stride)
-        dst[i] = value;
-}
-
-extern "C" __global__ void nc_um_touch(unsigned char* p, unsigned long long n_bytes, unsigned long long page)
-{
-    const unsigned long long warp = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const unsigned long long warps = ((unsigned long long)gridDim.x * blockDim.x) / 32;
-    if (threadIdx.x % 32 == 0)
-        for (unsigned long long off = warp * page; off < n_bytes; off += warps * page) p[off] = 0;
-}
-"""
-
-
-class Gate:
-    """nvbandwidth's spin kernel on one GPU (see the module docstring)."""
-
-    def __init__(self, cuda: Cuda, device: int) -> None:
-        self.cuda = cuda
-        cuda.set_device(device)
-        self.ptr = cuda.host_alloc(8, mapped=True)
-        self.dptr = cuda.device_pointer(self.ptr)
-        self.words = host_view(self.ptr, 8, np.uint32)
-        self.fn = cuda.module(device, TRANSFER_SOURCE).fn("nc_gate")
-        self.max_cycles = int(cuda.devices[device].clock_khz * 1e3 * GATE_TIMEOUT_S)
-
-    def hold(self, s: Any) -> None:
-        """Queue the spin kernel on stream ``s``."""
-        self.words[:] = 0
-        self.cuda.launch(self.fn, 1, 1, [("ptr", self.dptr), ("i64", self.max_cycles)], s)
-
-    def open(self) -> None:
-        """Let the held stream go."""
-        self.words[0] = 1
-
-    def check(self) -> None:
-        """MeasureError when the spin kernel gave up waiting (after the stream synchronized)."""
-        if self.words[1]:
-            msg = f"the gate kernel timed out after {GATE_TIMEOUT_S:g} s: queueing the work took that long"
-            raise MeasureError(msg)
-
-    def close(self) -> None:
-        """Free the flag."""
-        self.words = np.zeros(2, np.uint32)
-        self.cuda.free_host(self.ptr)
 
 
 @dataclass
@@ -573,83 +500,3 @@ _OPS: dict[str, Callable[[CudaMeasurer, Case, int, contextlib.ExitStack], Point]
     "peak_addmul": op_peak,
     "level": op_level,
 }
-
-
-# -- the session ----------------------------------------------------------------------------
-
-
-@dataclass
-class Session:
-    """This node's GPUs and host, opened for calibration.
-
-    ``facts`` are strings for the machine file (governor, NUMA, link status
-    per GPU...); ``context`` goes into the benchmark JSON's ``context``.
-    """
-
-    cuda: Cuda
-    topology: Topology
-    facts: dict[str, str]
-    context: dict[str, Any]
-    governor_warning: str | None = None
-    _measurer: CudaMeasurer | None = None
-
-    @classmethod
-    def open(cls) -> Session:
-        """Open CUDA (GPUUnavailableError without driver or device) and probe the host."""
-        cuda = Cuda.open()
-        nodes = host.numa_nodes()
-        gpus = []
-        try:
-            for d in cuda.devices:
-                free, _ = cuda.mem_info(d.index)
-                gpus.append(GPUInfo(
-                    index=d.index, name=d.name, cc=d.cc, total_bytes=d.total_bytes, free_bytes=free, sms=d.sms,
-                    l2_bytes=d.l2_bytes, bus_id=d.bus_id, numa_node=host.pci_numa_node(d.bus_id),
-                    can_map_host=d.can_map_host, managed=d.managed, concurrent_managed=d.concurrent_managed,
-                ))
-            peer = frozenset((a.index, b.index) for a in gpus for b in gpus
-                             if a.index != b.index and cuda.can_access_peer(a.index, b.index))
-        except MeasureError as exc:
-            raise GPUUnavailableError(f"a GPU does not answer ({exc})",
-                                      hint="Check nvidia-smi; select working GPUs with CUDA_VISIBLE_DEVICES") from None
-        topo = Topology(tuple(gpus), nodes, peer, host.mem_available_bytes(), mmap.PAGESIZE)
-        governors = host.read_governors()
-        llc = host.llc_bytes()
-        facts = host.host_facts(governors, nodes, host.FLUSH_FACTOR * llc if llc else host.FLUSH_FALLBACK_BYTES)
-        driver = host.nvidia_driver_version()
-        facts["cuda"] = (f"NVIDIA driver {driver or 'unknown'}, CUDA driver API {cuda.driver_version}, "
-                         f"runtime {cuda.runtime_version}, cuda-python {cuda.b.version}")
-        for g in gpus:
-            link = host.pci_link_status(g.bus_id)
-            facts[f"gpu{g.index}"] = (f"{g.name} (sm_{g.cc[0]}{g.cc[1]}, {g.sms} SMs, {g.total_bytes / 2**30:.1f} GiB) "
-                                      f"at PCI {g.bus_id}, NUMA node {g.numa_node if g.numa_node is not None else 'unknown'}"
-                                      + (f", link {link}" if link else ""))
-        if len(gpus) > 1:
-            facts["peer_access"] = ", ".join(f"{a}->{b}" for a, b in sorted(peer)) or "none"
-        context = {
-            "cuda_driver_version": cuda.driver_version,
-            "cuda_runtime_version": cuda.runtime_version,
-            "nvidia_driver_version": driver or "unknown",
-            "cuda_python_version": cuda.b.version,
-            "gpus": [{"index": g.index, "name": g.name, "compute_capability": f"{g.cc[0]}.{g.cc[1]}",
-                      "pci_bus_id": g.bus_id, "numa_node": g.numa_node, "total_bytes": g.total_bytes,
-                      "free_bytes": g.free_bytes} for g in gpus],
-            "caches": host.caches(),
-            "cpu_scaling_enabled": any(v != "performance" for v in governors.values()),
-        }
-        return cls(cuda, topo, facts, context, host.governor_warning(governors))
-
-    def measurer(self, *, gate: bool = True) -> CudaMeasurer:
-        """The measurer for this session's GPUs."""
-        self._measurer = CudaMeasurer(self.cuda, self.topology, gate_enabled=gate)
-        return self._measurer
-
-    @property
-    def driver(self) -> str:
-        """Driver versions for the machine file's ``measured.driver``."""
-        return self.facts.get("cuda", "")
-
-    def close(self) -> None:
-        """Free what the measurer kept (gates)."""
-        if self._measurer is not None:
-            self._measurer.close()

@@ -50,9 +50,10 @@ from pathlib import Path
 from typing import Any
 
 from nodecast import __version__
-from nodecast.calibrate import MeasuredValues, PointResult
+from nodecast.calibrate.derive import MeasuredValues
 from nodecast.calibrate.host_copy import HostCopyResult
 from nodecast.calibrate.plan import Plan
+from nodecast.calibrate.run import PointResult
 from nodecast.fileio import atomic_path
 from nodecast.inputs import CONFIG_LIMIT_BYTES, read_input
 from nodecast.machines.loader import machine_from_dict

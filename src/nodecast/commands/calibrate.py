@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import nodecast.calibrate as cal
 from nodecast import __version__
@@ -189,14 +188,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_with_progress(plan: plan_mod.Plan, measurer: Any, console: Console) -> list[cal.PointResult]:
-    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console, transient=False) as progress:
-        task = progress.add_task("", total=plan.points)
+    from nodecast.report.terminal._progress import step_progress
 
-        def update(name: str, done: int, total: int) -> None:
-            progress.update(task, completed=done, description=name)
-
-        return cal.run_plan(plan, measurer, progress=update)
+    with step_progress(plan.points, "calibrate", console) as progress:  # each point's name after the bar
+        return cal.run_plan(plan, measurer, progress=progress.step)
 
 
 def _write_machine(out: Path, base: Any, session: Any, plan: plan_mod.Plan, values: cal.MeasuredValues,

@@ -7,7 +7,7 @@ import argparse
 from nodecast.errors import InputError
 from nodecast.machines import Machine, load_machine
 from nodecast.machines.resolve import resolve_source
-from nodecast.models.base import model_names
+from nodecast.models.registry import model_names
 from nodecast.traces.load import load_trace
 from nodecast.traces.trace import Trace
 
@@ -33,7 +33,7 @@ def add_machine_options(parser: argparse.ArgumentParser, *, target_trace: bool =
 
 
 #: What --models defaults to where one model per kind gives each op its time (forecast, replay on B): the
-#: first of ``nodecast.cost.ops.model_chains(None)`` per kind (a test keeps the two in step).
+#: first of ``nodecast.models.registry.model_chains(None)`` per kind (a test keeps the two in step).
 CHAIN_DEFAULT_HELP = ("models giving each op its time, first that handles an op wins (default: the source run as "
                       "calibration, each op's time on A x the model's ratio B/A: per kind, copies ahead-scaled, "
                       "kernels default-kernel: the roofline with --metrics, wave scaling without; ops no model "

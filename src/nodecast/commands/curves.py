@@ -73,7 +73,7 @@ def _split(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Compute the curves, print the table, write the requested files."""
     from nodecast.machines import load_machine
-    from nodecast.models.base import model_names
+    from nodecast.models.registry import model_names
     from nodecast.report import figures, terminal
     from nodecast.report.files.curves import write_csv
 

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     specs = target_specs(split_targets(args.target), args.sweep)
     several = len(specs) > 1
     if several and (args.cluster is not None or (args.jobs or 1) > 1):
-        from nodecast.workflows.simulate_sweep import require_dask
+        from nodecast.workflows.parallel import require_dask
 
         require_dask(args.cluster)  # Dask, the 'parallel' extra: before the trace is read
     for path, option, check in ((args.chrome, "--trace", export.check_trace_path),
@@ -136,15 +136,16 @@ def _run_targets(args: argparse.Namespace, specs, options) -> int:  # noqa: ANN0
 
     trace, api = read_trace_and_api(args.trace)
     if args.jobs is None and args.cluster is None:
-        from nodecast.workflows.simulate_sweep import one_at_a_time_note
+        from nodecast.workflows.parallel import one_at_a_time_note
 
         if note := one_at_a_time_note(len(specs), "forecasts"):
             terminal.said(note)
-    progress, task = terminal.progress_bar(len(specs), "forecasting")
-    with progress:
+    from nodecast.report.terminal._progress import job_progress
+
+    with job_progress(len(specs), "forecasting") as progress:  # a bar at a terminal, no line in a log
         comp = compare_targets(trace, api, specs, source=args.source, allow_gpu_mismatch=args.allow_gpu_mismatch,
                                options=options, copy_engines_per_direction=args.copy_engines, jobs=args.jobs,
-                               address=args.cluster, progress=lambda _: progress.advance(task))
+                               address=args.cluster, progress=progress.advance)
     written = emit(comp, args)
     if args.table:
         written.append(files.write_table(files.table(comp), args.table))

@@ -1,7 +1,7 @@
 """``nodecast simulate``: simulate a task-based runtime (StarPU-like) on a hybrid node.
 
-Thin layer over ``nodecast.sim``: parse the options into a ``SimSetup``
-(``nodecast.cost.tasks``: platform and kernel models), a task graph and
+Thin layer over ``nodecast.runtime``: parse the options into a ``SimSetup``
+(``nodecast.runtime.setup``: platform and kernel models), a task graph and
 runtime options, run, and hand the result to ``nodecast.report``.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nodecast.errors import InputError
 from nodecast.fileio import check_suffix, check_writable
+from nodecast.runtime.schedulers import SCHEDULERS
 from nodecast.text import shown
 
 _UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
@@ -76,10 +77,9 @@ def register(subparsers) -> None:
     g.add_argument("--bandwidth-scale", type=float, help="multiply link bandwidths by this factor")
     g.add_argument("--bandwidth-links", help="regular expression selecting the links to scale (default: all)")
     g = p.add_argument_group("runtime")
-    g.add_argument(
-        "--scheduler",
-        help="eager, random, ws, lws, dmda (default), dmdar, dmdas, heft; a comma list sweeps (or filters --compare-reference rows)",
-    )
+    # The registry's names: a new policy shows here by itself.
+    names = ", ".join(f"{name} (default)" if name == "dmda" else name for name in SCHEDULERS)
+    g.add_argument("--scheduler", help=f"{names}; a comma list sweeps (or filters --compare-reference rows)")
     g.add_argument("--workers", choices=("gpus", "all"), default="gpus", help="gpus: CPUs only drive GPUs; all: CPUs compute too")
     g.add_argument("--ncpus", type=int, help="CPU workers with --workers all (default: cores minus one per GPU)")
     g.add_argument("--pipeline", type=int, default=2, help="kernels queued ahead on a GPU (0: synchronous)")
@@ -201,7 +201,7 @@ def _check_args(args, sweep: bool) -> None:
         if not sweep:
             raise InputError("runs the simulations of a sweep or comparison in parallel, and this is a single run", key="--jobs")
     if sweep and (args.cluster is not None or (args.jobs or 1) > 1):
-        from nodecast.workflows.simulate_sweep import require_dask
+        from nodecast.workflows.parallel import require_dask
 
         require_dask(args.cluster)  # Dask, the 'parallel' extra
     if args.gpu_memory is not None:
@@ -260,8 +260,6 @@ def _input_files(args) -> list:
 
 
 def _schedulers(args) -> list[str]:
-    from nodecast.runtime.schedulers import SCHEDULERS
-
     names = [s.strip() for s in (args.scheduler or "dmda").split(",") if s.strip()]
     if not names:
         raise InputError(f"no scheduler named in {args.scheduler!r}", key="--scheduler", hint=f"Choose among {', '.join(SCHEDULERS)}")
@@ -272,7 +270,7 @@ def _schedulers(args) -> list[str]:
 
 
 def _setup(args):
-    """The options that say what the platform and kernel models are built from (``nodecast.cost.tasks``)."""
+    """The options that say what the platform and kernel models are built from (``nodecast.runtime.setup``)."""
     from nodecast.cost.tasks import SimSetup
 
     return SimSetup(
@@ -318,7 +316,7 @@ def _check_kernel_times(args, graph) -> None:
 
 
 def _options(args, scheduler: str, trace: bool):
-    from nodecast.runtime.simulation import Overheads, RuntimeOptions
+    from nodecast.runtime.options import Overheads, RuntimeOptions
 
     return RuntimeOptions(
         scheduler=scheduler,
@@ -360,7 +358,7 @@ def _wrote(path: str | Path) -> None:
 
 def _note_one_at_a_time(args, count: int) -> None:
     """Without --jobs and --cluster and without Dask: one line saying that the simulations run one at a time."""
-    from nodecast.workflows.simulate_sweep import one_at_a_time_note
+    from nodecast.workflows.parallel import one_at_a_time_note
 
     if args.jobs is None and args.cluster is None and (note := one_at_a_time_note(count, "simulations")):
         from nodecast.report.terminal import said
@@ -378,8 +376,8 @@ def _progress(total: int, label: str, verb: str):
 
 # ------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
+    from nodecast.runtime.setup import platform_node
     from nodecast.runtime.simulation import Simulation
-    from nodecast.cost.tasks import platform_node
 
     if args.compare_reference is not None:
         _check_args(args, sweep=True)
@@ -390,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
         sizes = [None]
     sweep = len(sizes) > 1 or len(schedulers) > 1
     _check_args(args, sweep)
-    from nodecast.cost.tasks import platform_and_models
+    from nodecast.runtime.setup import platform_and_models
 
     setup = _setup(args)
     plat, models = platform_and_models(setup)
@@ -442,7 +440,7 @@ def _outputs(args, result, *, trace: bool = False, gantt: bool = False, machine=
 
 def _compare(args) -> int:
     from nodecast.workflows.simulate_reference import compare_reference, load_reference, load_setups, select_rows
-    from nodecast.cost.tasks import machines_there, platform_and_models, platform_node, starpu_dir, starpu_platform_file
+    from nodecast.runtime.setup import machines_there, platform_and_models, platform_node, starpu_dir, starpu_platform_file
 
     setup = _setup(args)
     folder = starpu_dir(setup)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nodecast.graph.opgraph import EdgeKind, OpKind
+from nodecast.graph.opgraph import EdgeKind, OpKind, kind_label
 
 if TYPE_CHECKING:
     from nodecast.cost.ops import CostOptions, OpCosts
@@ -154,7 +154,7 @@ def describe(graph: OpGraph, source: Machine, target: Machine, costs: OpCosts,
             kept.append("1-byte costs")
     n_kept = int(costs.kept(graph).sum())
     if n_kept:
-        what = sorted({OpKind(k).name.lower() + "s" for k in np.unique(kind[costs.kept(graph)])})
+        what = sorted({kind_label(k) + "s" for k in np.unique(kind[costs.kept(graph)])})
         kept.append(f"GPU ops no model handles ({n_kept:,}: {', '.join(what).replace('copys', 'copies')})")
     return Change(node_change(source, target), tuple(kept), by_ratio, absolute, tuple(given), source == target)
 
@@ -163,7 +163,8 @@ def _models_used(graph: OpGraph, costs: OpCosts) -> tuple[dict[str, list[str]], 
     """(ops -> the models that moved them by a ratio B/A, ops -> the absolute models that set them), among the
     models that gave some GPU op its time; copies first, then kernels, whatever order the models registered in."""
     from nodecast.cost.ops import HOST, SOURCE
-    from nodecast.models.base import get_models, is_absolute
+    from nodecast.models.base import is_absolute
+    from nodecast.models.registry import get_models
 
     by_ratio: dict[str, list[str]] = {}
     absolute: dict[str, list[str]] = {}

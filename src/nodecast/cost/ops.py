@@ -10,19 +10,15 @@ forecast.
 Where each op's time comes from:
 
 GPU ops (kernels, copies, memsets)
-    The model registry (``nodecast.models.base``), run over the source Trace
-    by ``nodecast.cost.project.project`` as ``nodecast project`` runs it. Per kind
-    of model ("transfer", "kernel"), a *chain* of models is tried in order
-    and the first that handles an op gives its time:
-
-    * ``--models`` given: the named models, in the given order;
-    * else the registry's choice: ``nodecast.models.base.default_model(kind)``
-      for a kind the registry names a default for (``DEFAULT_MODELS``: the
-      source run as calibration, each op's time on A x the model's ratio
-      B/A; copies: ``ahead-scaled``; kernels: ``default-kernel``, the
-      roofline where Nsight Compute metrics (``--metrics``) exist and wave
-      scaling elsewhere), else every registered model of that kind that is
-      not a baseline, in registration order.
+    The model registry (``nodecast.models.registry``), run over the source
+    Trace by ``nodecast.cost.project.project`` as ``nodecast project`` runs
+    it. Per kind of model ("transfer", "kernel"), a *chain* of models is
+    tried in order and the first that handles an op gives its time; the
+    registry's chain policy (``model_chains``) says which: the ``--models``
+    given, in their order, else the registry's default for the kind
+    (``DEFAULT_MODELS``: copies ``ahead-scaled``, kernels
+    ``default-kernel``), else every registered model of the kind that is not
+    a baseline.
 
     Ops no model handles (memsets, host-to-host copies, kernels without a
     model) keep their measured source time; ``OpCosts.kept`` lists them and
@@ -53,6 +49,7 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
+from nodecast.models.registry import get_models, model_chains
 from nodecast.notes import HOST_TIME, LATENCY_KEPT, Note, retold
 from nodecast.words import plural
 
@@ -161,27 +158,6 @@ class OpCosts:
         return out.reset_index()
 
 
-def default_models(kind: str) -> list[str]:
-    """The registry's model chain for ``kind`` (see the module docstring)."""
-    from nodecast.models import base
-
-    defaults = getattr(base, "DEFAULT_MODELS", {})
-    if kind in defaults:
-        return [base.default_model(kind).name]
-    return [m.name for m in base.get_models(base.model_names(kind)) if not m.baseline]
-
-
-def model_chains(names: tuple[str, ...] | None) -> dict[str, list[str]]:
-    """Kind -> the models tried in order for ops of that kind."""
-    from nodecast.models import base
-
-    kinds = list(dict.fromkeys(m.kind for m in base.get_models(base.model_names())))
-    if names is None:
-        return {kind: default_models(kind) for kind in kinds}
-    chosen = base.get_models(list(names))  # unknown names: InputError with the known list
-    return {kind: [m.name for m in chosen if m.kind == kind] for kind in kinds}
-
-
 def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
           options: CostOptions | None = None) -> OpCosts:
     """Duration of every op of ``graph`` (built from ``trace``) on ``target``, seconds (module docstring)."""
@@ -203,8 +179,6 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
     rows = graph.ops["trace_row"][gpu]
     results: dict[str, ModelResult] = {}
     if order:
-        from nodecast.models.base import get_models
-
         open_ = np.ones(len(gpu), bool)
         gpu_kind = kind[gpu]
         for i, name in enumerate(order):

@@ -1,6 +1,6 @@
 """Apply every registered model to a trace: per-op projected times on the target.
 
-The projector knows no model by name (see ``nodecast.models.base``): it runs
+The projector knows no model by name (see ``nodecast.models.registry``): it runs
 each registered model (or those chosen) over the whole trace and keeps their
 results side by side. Ops that no model handles are reported, never dropped.
 """
@@ -17,8 +17,9 @@ import pandas as pd
 from nodecast import notes as nn
 from nodecast.machines.compose import node_notes
 from nodecast.machines.schema import Machine
-from nodecast.models.base import Model, ModelResult, get_models
+from nodecast.models.base import Model, ModelResult
 from nodecast.models.one_byte import check_given
+from nodecast.models.registry import default_models, get_models, model_names
 from nodecast.notes import from_, records, retold
 from nodecast.headline import Number
 from nodecast.units import fmt_seconds
@@ -84,8 +85,6 @@ class Projection:
     def headline(self) -> list[Number]:
         """Per kind of op the models project (transfers, kernels): its GPU time on B by the first model of
         ``nodecast forecast``'s chain that projected all of them, the other such models' totals as the interval."""
-        from nodecast.cost.ops import default_models
-
         out = []
         for kind in dict.fromkeys(m.kind for m in self.models):
             names = [m.name for m in self.models if m.kind == kind]
@@ -203,8 +202,6 @@ class ModelList:
 
 def model_list() -> ModelList:
     """Every registered model, in registration order."""
-    from nodecast.models.base import model_names
-
     return ModelList(get_models(model_names()))
 
 

@@ -11,7 +11,7 @@ paper at the DRAM level with the GPU's maxima::
 with F the task's FLOP count (the DAG's ``flops``; the applications' nominal
 counts), p its precision, B the bytes it accesses (the task's ``size_bytes``:
 every handle read or written once from DRAM) and the maxima of
-``nodecast.models.roofline.gpu_figures`` (measured values from a calibrated
+``nodecast.models.roofline_figures.gpu_figures`` (measured values from a calibrated
 machine file, else the data sheet). This is the fastest the kernel can run:
 no kernel reaches both peaks, so it is a lower bound on the real time, and a
 simulation using it is optimistic for those kernels. ``KernelModels`` lists
@@ -34,7 +34,7 @@ the target, the assumption that model makes too.
 from __future__ import annotations
 
 from nodecast.errors import InputError
-from nodecast.models.roofline import GpuFigures
+from nodecast.models.roofline_figures import GpuFigures
 from nodecast.models.history import KernelQuery
 
 #: Precision names of the applications (``--precision``) and the roofline model's.

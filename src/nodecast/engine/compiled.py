@@ -7,36 +7,17 @@ Python calls (start a flow, activate it, re-allocate the rates of the links it
 crosses, complete it, hand its end to the compiled propagation); the
 interpreter's overhead per call is the replay's cost (docs/simulate-speed.md).
 
-A replay needs less than the general network: one sharing policy (pure
-max-min, every weight 1), every flow with a rate bound (its rate alone), a
-few routes fixed in advance (those of the graph's copies), no link
-statistics. ``run`` is that subset of the engine, the network and the replay
-of ``event_replay`` written over numpy arrays and compiled with numba (this
-module imports numba: import it only where the event path runs). It keeps
-every observable order of the Python path, so that the schedules are bitwise
-identical:
+``run`` is that loop written over numpy arrays and compiled with numba (this
+module imports numba: import it only where the event path runs): the
+propagation of the single pass's recurrence (``propagate``), the replay's
+handlers, and the network of ``nodecast.engine.network_compiled`` (the fluid
+network's compiled port for bounded max-min flows, which keeps every
+observable order of ``FluidNetwork``). The replay's recursion (an op's start
+released to the ops that wait for it, which may start flows) runs depth first
+in the Python path's order, so that the schedules are bitwise identical.
 
-* events pop by (time, sequence number), the numbers given in the order of
-  ``Environment``'s counter (a flow's activation, its completion after each
-  rate change, an op's arrival at its unit, a unit's release);
-* routes are numbered in the order the network first sees them, and each
-  route's neighbours (routes sharing a link) listed in that order, as
-  ``FluidNetwork._intern_route`` does;
-* a sharing class is (route, bound); the active classes of a route and the
-  active routes are kept in insertion order; a re-allocation walks the
-  component of classes from its seeds as ``FluidNetwork._reallocate`` does
-  (depth first, neighbours pushed in adjacency order) and reschedules the
-  classes in that order;
-* ``solve`` is ``FluidNetwork._solve`` for bounded weight-1 classes: the same
-  progressive filling, the same floating-point operations in the same order
-  (classes sorted by (route, bound), links in order of first appearance,
-  bounds reached by increasing bound);
-* the replay's recursion (an op's start released to the ops that wait for
-  it, which may start flows) runs depth first in the same order.
-
-The memoisation of ``FluidNetwork`` (solutions per configuration) is left
-out: it never changes a result. A fixed-size event heap makes ``run`` return
-None when it would overflow; ``event_replay`` then runs the Python path.
+A fixed-size event heap makes ``run`` return None when it would overflow;
+``event_replay`` then runs the Python path.
 
 Memory (the replay holds every op's start, end and pending in-edge count
 anyway): out-edges as int32 (destination with its anchor in the low bit, and
@@ -57,27 +38,36 @@ from numba import njit
 from numba import types as nbt
 from numba.typed import Dict
 
-_TIE_REL = 1e-12  # nodecast.engine.network._TIE_REL: links within this relative share saturate together
+from nodecast.engine.network_compiled import (
+    ACTIVATE,
+    ADJ_LEN,
+    AR_IN,
+    ARRIVE,
+    C_COUNT,
+    C_MARK,
+    CLASS_KEY,
+    COMPLETE,
+    F_LIVE,
+    F_RATE,
+    F_REM,
+    F_RID,
+    M_NEXT,
+    M_PREV,
+    MT_HEAP,
+    MT_OVERFLOW,
+    R_SEEN,
+    UNIT_FREE,
+    activate,
+    complete,
+    intern_route,
+    pop,
+    push,
+)
+
 #: Size of the event heap: per event op, and at least (events pending at once; see ``run``).
 HEAP_PER_EVENT_OP, HEAP_MIN = 4, 1024
-_KEY = nbt.UniTuple(nbt.float64, 2)
-# event kinds
-_ACTIVATE, _COMPLETE, _ARRIVE, _UNIT_FREE = 0, 1, 2, 3
-# rows of the per-class int64 table CI
-C_RID, C_COUNT, C_HEAD, C_TAIL, RC_NEXT, RC_PREV, C_COMP, C_MARK = range(8)
-# rows of the per-class float table CF, bool-as-int8 table CB
-C_BOUND, C_RATE, C_VAL = range(3)
-C_HAS_RATE, C_DONE = range(2)
-# rows of the per-flow int32 table FI (flow, class and route numbers, flags: all below the op count, which the
-# replay's int32 op indices bound), float table FF; a flow's version (rate changes, not bounded by any size) is int64
-M_NEXT, M_PREV, F_CLS, F_RID, F_ACTIVE, F_LIVE = range(6)
-F_REM, F_RATE, F_LAST = range(3)
 # bits of the per-op flags: an event op; an op with an out-edge that counts from its start
 EVENT, START_OUT = 1, 2
-# rows of the per-route int64 table RI
-I_OF, I_ROUTE, ADJ_LEN, R_HEAD, R_TAIL, AR_NEXT, AR_PREV, AR_IN, R_SEEN = range(9)
-# meta: next route number, next class, solve mark, walk mark, active routes head, tail, heap size, seq, overflow
-MT_ROUTES, MT_CLASSES, MT_SOLVE, MT_WALK, MT_AR_HEAD, MT_AR_TAIL, MT_HEAP, MT_SEQ, MT_OVERFLOW = range(9)
 
 
 @njit(cache=True)
@@ -159,383 +149,6 @@ def out_edges(indptr: np.ndarray, src: np.ndarray, anchor: np.ndarray,
     return out_ptr, out_code, out_eid
 
 
-# -- the heap of (time, seq, kind, a, b) ----------------------------------------------------------------------
-
-@njit(cache=True)
-def _push(ht, hi, meta, t, kind, a, b):  # pragma: no cover - compiled
-    size = meta[MT_HEAP]
-    if size >= ht.shape[0]:
-        meta[MT_OVERFLOW] = 1  # the caller falls back to the Python path
-        return
-    seq = meta[MT_SEQ]
-    meta[MT_SEQ] = seq + 1
-    meta[MT_HEAP] = size + 1
-    i = size
-    while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] < t or (ht[p] == t and hi[p, 0] < seq):
-            break
-        ht[i] = ht[p]
-        hi[i, 0], hi[i, 1], hi[i, 2], hi[i, 3] = hi[p, 0], hi[p, 1], hi[p, 2], hi[p, 3]
-        i = p
-    ht[i] = t
-    hi[i, 0], hi[i, 1], hi[i, 2], hi[i, 3] = seq, kind, a, b
-
-
-@njit(cache=True)
-def _pop(ht, hi, meta):  # pragma: no cover - compiled
-    t0, k0, a0, b0 = ht[0], hi[0, 1], hi[0, 2], hi[0, 3]
-    size = meta[MT_HEAP] - 1
-    meta[MT_HEAP] = size
-    if size > 0:
-        t = ht[size]
-        s, k, a, b = hi[size, 0], hi[size, 1], hi[size, 2], hi[size, 3]
-        i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= size:
-                break
-            if c + 1 < size and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hi[c + 1, 0] < hi[c, 0])):
-                c += 1
-            if t < ht[c] or (t == ht[c] and s < hi[c, 0]):
-                break
-            ht[i] = ht[c]
-            hi[i, 0], hi[i, 1], hi[i, 2], hi[i, 3] = hi[c, 0], hi[c, 1], hi[c, 2], hi[c, 3]
-            i = c
-        ht[i] = t
-        hi[i, 0], hi[i, 1], hi[i, 2], hi[i, 3] = s, k, a, b
-    return t0, k0, a0, b0
-
-
-# -- the network (FluidNetwork for bounded max-min flows) ---------------------------------------------------
-
-@njit(cache=True)
-def _intern(RI, adj, pos, canon, coef_ptr, coef_link, meta, r):  # pragma: no cover - compiled
-    """The network's number of CopyLinks route ``r`` (numbered on first use, neighbours recorded)."""
-    c = canon[r]
-    if RI[I_OF, c] >= 0:
-        return RI[I_OF, c]
-    k = meta[MT_ROUTES]
-    meta[MT_ROUTES] = k + 1
-    RI[I_OF, c] = k
-    RI[I_ROUTE, k] = c
-    adj[k, 0] = k
-    RI[ADJ_LEN, k] = 1
-    pos[k, k] = 0
-    for other in range(k):
-        oc = RI[I_ROUTE, other]
-        share = False
-        for x in range(coef_ptr[c], coef_ptr[c + 1]):
-            for y in range(coef_ptr[oc], coef_ptr[oc + 1]):
-                if coef_link[x] == coef_link[y]:
-                    share = True
-        if share:
-            pos[k, other] = RI[ADJ_LEN, k]
-            adj[k, RI[ADJ_LEN, k]] = other
-            RI[ADJ_LEN, k] += 1
-            pos[other, k] = RI[ADJ_LEN, other]
-            adj[other, RI[ADJ_LEN, other]] = k
-            RI[ADJ_LEN, other] += 1
-    return k
-
-
-@njit(cache=True)
-def _fix(CI, CF, RI, coef_ptr, coef_link, coef_cnt, LF, LI, cl, rate, alive):  # pragma: no cover - compiled
-    """A class's rate is set: take it off the links it crosses (FluidNetwork._solve's inner loop)."""
-    n = CI[C_COUNT, cl]
-    rc = RI[I_ROUTE, CI[C_RID, cl]]
-    for x in range(coef_ptr[rc], coef_ptr[rc + 1]):
-        l2 = coef_link[x]
-        if LI[1, l2]:
-            r = LF[0, l2] - (n * coef_cnt[x]) * rate
-            LF[0, l2] = r if r > 0.0 else 0.0
-            LI[0, l2] -= 1
-            if LI[0, l2] == 0:
-                LI[1, l2] = 0
-                alive -= 1
-            else:
-                LF[1, l2] -= (n * coef_cnt[x]) * 1.0
-    return alive
-
-
-@njit(cache=True)
-def _solve(CI, CF, CB, RI, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, meta, ncomp):  # pragma: no cover
-    """FluidNetwork._solve for the classes ``CI[C_COMP, :ncomp]`` (bounded, weight 1): rates into ``CF[C_VAL]``.
-
-    LF rows: remaining, usage per link; LI rows: unfixed classes, alive, mark, link order.
-    """
-    order = buf[:ncomp]
-    order[:] = CI[C_COMP, :ncomp]
-    for i in range(1, ncomp):  # by (route, bound), as sorted() sorts ((rid, 1.0, bound), n): a few classes
-        x = order[i]
-        j = i - 1
-        while j >= 0 and (CI[C_RID, order[j]] > CI[C_RID, x] or (CI[C_RID, order[j]] == CI[C_RID, x]
-                                                                   and CF[C_BOUND, order[j]] > CF[C_BOUND, x])):
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = x
-    meta[MT_SOLVE] += 1
-    mark = meta[MT_SOLVE]
-    nl = 0
-    for i in range(ncomp):
-        cl = order[i]
-        n = CI[C_COUNT, cl]
-        rc = RI[I_ROUTE, CI[C_RID, cl]]
-        for x in range(coef_ptr[rc], coef_ptr[rc + 1]):
-            link = coef_link[x]
-            if LI[2, link] != mark:
-                LI[2, link] = mark
-                LI[3, nl] = link
-                nl += 1
-                LF[0, link] = cap[link]
-                LF[1, link] = 0.0
-                LI[0, link] = 0
-                LI[1, link] = 1
-            LF[1, link] += (n * coef_cnt[x]) * 1.0
-            LI[0, link] += 1
-        CB[C_DONE, cl] = 0
-    border = buf[ncomp:2 * ncomp]  # by (bound / 1.0, class)
-    border[:] = order
-    for i in range(1, ncomp):
-        x = border[i]
-        j = i - 1
-        while j >= 0 and (CF[C_BOUND, border[j]] > CF[C_BOUND, x] or (CF[C_BOUND, border[j]] == CF[C_BOUND, x]
-                                                                       and CI[C_RID, border[j]] > CI[C_RID, x])):
-            border[j + 1] = border[j]
-            j -= 1
-        border[j + 1] = x
-    sat = buf[2 * ncomp:]
-    nb = 0
-    alive = nl
-    while alive > 0:
-        share = np.inf
-        for i in range(nl):
-            link = LI[3, i]
-            if LI[1, link]:
-                v = LF[0, link] / LF[1, link]
-                if v < share:
-                    share = v
-        while nb < ncomp and CB[C_DONE, border[nb]]:
-            nb += 1
-        if nb < ncomp and CF[C_BOUND, border[nb]] / 1.0 <= share:
-            # bounds come first: those classes run at their bound, the rest keep filling
-            level = CF[C_BOUND, border[nb]] / 1.0
-            while nb < ncomp and CF[C_BOUND, border[nb]] / 1.0 <= level:
-                cl = border[nb]
-                nb += 1
-                if CB[C_DONE, cl]:
-                    continue
-                rate = CF[C_BOUND, cl]
-                CF[C_VAL, cl] = rate
-                CB[C_DONE, cl] = 1
-                alive = _fix(CI, CF, RI, coef_ptr, coef_link, coef_cnt, LF, LI, cl, rate, alive)
-            continue
-        limit = share * (1.0 + _TIE_REL)
-        nsat = 0
-        for i in range(nl):
-            link = LI[3, i]
-            if LI[1, link] and LF[0, link] / LF[1, link] <= limit:
-                sat[nsat] = link
-                nsat += 1
-        for s in range(nsat):
-            link = sat[s]
-            for i in range(ncomp):  # the classes crossing the link, in sorted order
-                cl = order[i]
-                if CB[C_DONE, cl]:
-                    continue
-                rc = RI[I_ROUTE, CI[C_RID, cl]]
-                crosses = False
-                for x in range(coef_ptr[rc], coef_ptr[rc + 1]):
-                    if coef_link[x] == link:
-                        crosses = True
-                if not crosses:
-                    continue
-                rate = share * 1.0
-                CF[C_VAL, cl] = rate
-                CB[C_DONE, cl] = 1
-                alive = _fix(CI, CF, RI, coef_ptr, coef_link, coef_cnt, LF, LI, cl, rate, alive)
-            if LI[1, link]:
-                LI[1, link] = 0
-                alive -= 1
-
-
-@njit(cache=True)
-def _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
-                ht, hi, meta, now, seeds, nseeds, new_flow):  # pragma: no cover - compiled
-    """FluidNetwork._reallocate: the component of the seeds' classes, its rates, its flows rescheduled."""
-    meta[MT_WALK] += 1
-    mark = meta[MT_WALK]
-    ncomp = 0
-    for i in range(nseeds):
-        cl = seeds[i]
-        if CI[C_MARK, cl] != mark:
-            CI[C_MARK, cl] = mark
-            CI[C_COMP, ncomp] = cl
-            ncomp += 1
-    top = 0
-    for i in range(ncomp):
-        stack[top] = CI[C_RID, CI[C_COMP, i]]
-        top += 1
-    while top > 0:
-        top -= 1
-        rid = stack[top]
-        if RI[R_SEEN, rid] == mark:
-            continue
-        RI[R_SEEN, rid] = mark
-        cl = RI[R_HEAD, rid]
-        while cl >= 0:
-            if CI[C_MARK, cl] != mark:
-                CI[C_MARK, cl] = mark
-                CI[C_COMP, ncomp] = cl
-                ncomp += 1
-            cl = CI[RC_NEXT, cl]
-        # active unseen neighbours (active routes in activation order), pushed in adjacency-list order
-        first = top
-        r2 = meta[MT_AR_HEAD]
-        while r2 >= 0:
-            if pos[rid, r2] >= 0 and RI[R_SEEN, r2] != mark:
-                j = top
-                while j > first and pos[rid, stack[j - 1]] > pos[rid, r2]:
-                    stack[j] = stack[j - 1]
-                    j -= 1
-                stack[j] = r2
-                top += 1
-            r2 = RI[AR_NEXT, r2]
-    _solve(CI, CF, CB, RI, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, meta, ncomp)
-    for i in range(ncomp):
-        cl = CI[C_COMP, i]
-        rate = CF[C_VAL, cl]
-        if CB[C_HAS_RATE, cl] and CF[C_RATE, cl] == rate:
-            continue
-        CF[C_RATE, cl] = rate
-        CB[C_HAS_RATE, cl] = 1
-        f = CI[C_HEAD, cl]
-        while f >= 0:
-            old = FF[F_RATE, f]
-            if old > 0.0:
-                rem = FF[F_REM, f] - old * (now - FF[F_LAST, f])
-                FF[F_REM, f] = rem if rem > 0.0 else 0.0
-            FF[F_LAST, f] = now
-            FF[F_RATE, f] = rate
-            FV[f] += 1
-            if rate > 0.0:
-                _push(ht, hi, meta, now + FF[F_REM, f] / rate, _COMPLETE, f, FV[f])
-            f = FI[M_NEXT, f]
-    if new_flow >= 0 and FV[new_flow] == 0:
-        rate = CF[C_VAL, FI[F_CLS, new_flow]]
-        FF[F_RATE, new_flow] = rate
-        FV[new_flow] = 1
-        if rate > 0.0:
-            _push(ht, hi, meta, now + FF[F_REM, new_flow] / rate, _COMPLETE, new_flow, 1)
-
-
-@njit(cache=True)
-def _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
-              seeds, ht, hi, meta, classes, now, w, bound):  # pragma: no cover - compiled
-    """FluidNetwork._activate of flow ``w`` bounded by ``bound`` (bytes/s; its class made, and listed last on its
-    route, when new)."""
-    key = (float(FI[F_RID, w]), bound)
-    if key in classes:
-        cl = classes[key]
-    else:
-        cl = meta[MT_CLASSES]
-        if cl >= CI.shape[1]:  # never: ``run`` sizes the classes by the distinct (route, bound) of the flows
-            meta[MT_OVERFLOW] = 1
-            return
-        meta[MT_CLASSES] = cl + 1
-        classes[key] = cl
-        CI[C_RID, cl] = FI[F_RID, w]
-        CF[C_BOUND, cl] = bound
-        CI[C_HEAD, cl] = -1
-        CI[C_TAIL, cl] = -1
-        CI[C_COUNT, cl] = 0
-    FF[F_LAST, w] = now
-    FI[F_ACTIVE, w] = 1
-    FI[F_CLS, w] = cl
-    if CI[C_COUNT, cl] == 0:
-        CB[C_HAS_RATE, cl] = 0
-        rid = CI[C_RID, cl]
-        CI[RC_NEXT, cl] = -1
-        CI[RC_PREV, cl] = RI[R_TAIL, rid]
-        if RI[R_TAIL, rid] >= 0:
-            CI[RC_NEXT, RI[R_TAIL, rid]] = cl
-        else:
-            RI[R_HEAD, rid] = cl
-        RI[R_TAIL, rid] = cl
-        if not RI[AR_IN, rid]:
-            RI[AR_IN, rid] = 1
-            RI[AR_NEXT, rid] = -1
-            RI[AR_PREV, rid] = meta[MT_AR_TAIL]
-            if meta[MT_AR_TAIL] >= 0:
-                RI[AR_NEXT, meta[MT_AR_TAIL]] = rid
-            else:
-                meta[MT_AR_HEAD] = rid
-            meta[MT_AR_TAIL] = rid
-    FI[M_NEXT, w] = -1
-    FI[M_PREV, w] = CI[C_TAIL, cl]
-    if CI[C_TAIL, cl] >= 0:
-        FI[M_NEXT, CI[C_TAIL, cl]] = w
-    else:
-        CI[C_HEAD, cl] = w
-    CI[C_TAIL, cl] = w
-    CI[C_COUNT, cl] += 1
-    seeds[0] = cl
-    _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
-                ht, hi, meta, now, seeds, 1, w)
-
-
-@njit(cache=True)
-def _complete(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf, stack,
-              seeds, ht, hi, meta, now, w, version):  # pragma: no cover - compiled
-    """FluidNetwork._complete: False for a stale event; else the flow leaves and the others re-share."""
-    if version != FV[w] or not FI[F_ACTIVE, w]:
-        return False
-    FI[F_ACTIVE, w] = 0
-    FF[F_REM, w] = 0.0
-    cl = FI[F_CLS, w]
-    if FI[M_PREV, w] >= 0:
-        FI[M_NEXT, FI[M_PREV, w]] = FI[M_NEXT, w]
-    else:
-        CI[C_HEAD, cl] = FI[M_NEXT, w]
-    if FI[M_NEXT, w] >= 0:
-        FI[M_PREV, FI[M_NEXT, w]] = FI[M_PREV, w]
-    else:
-        CI[C_TAIL, cl] = FI[M_PREV, w]
-    CI[C_COUNT, cl] -= 1
-    rid = CI[C_RID, cl]
-    if CI[C_COUNT, cl] == 0:
-        CB[C_HAS_RATE, cl] = 0
-        if CI[RC_PREV, cl] >= 0:
-            CI[RC_NEXT, CI[RC_PREV, cl]] = CI[RC_NEXT, cl]
-        else:
-            RI[R_HEAD, rid] = CI[RC_NEXT, cl]
-        if CI[RC_NEXT, cl] >= 0:
-            CI[RC_PREV, CI[RC_NEXT, cl]] = CI[RC_PREV, cl]
-        else:
-            RI[R_TAIL, rid] = CI[RC_PREV, cl]
-        if RI[R_HEAD, rid] < 0:
-            RI[AR_IN, rid] = 0
-            if RI[AR_PREV, rid] >= 0:
-                RI[AR_NEXT, RI[AR_PREV, rid]] = RI[AR_NEXT, rid]
-            else:
-                meta[MT_AR_HEAD] = RI[AR_NEXT, rid]
-            if RI[AR_NEXT, rid] >= 0:
-                RI[AR_PREV, RI[AR_NEXT, rid]] = RI[AR_PREV, rid]
-            else:
-                meta[MT_AR_TAIL] = RI[AR_PREV, rid]
-    ns = 0
-    for i in range(RI[ADJ_LEN, rid]):  # the classes of the adjacent routes, route by route
-        c = RI[R_HEAD, adj[rid, i]]
-        while c >= 0:
-            seeds[ns] = c
-            ns += 1
-            c = CI[RC_NEXT, c]
-    if ns:
-        _reallocate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
-                    stack, ht, hi, meta, now, seeds, ns, -1)
-    return True
-
-
 # -- the replay (event_replay._event_path) -----------------------------------------------------------------
 
 # Tasks of the replay's recursion (release -> spread -> release ...), run last in, first out: a handler pushes
@@ -599,7 +212,7 @@ def _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, sta
 
     Flows are numbered by their op's rank in ``flow_op`` (the network copies in op order): the heap's activations
     and completions carry that number, the tables FI/FV/FF are indexed by it."""
-    classes = Dict.empty(key_type=_KEY, value_type=nbt.int64)
+    classes = Dict.empty(key_type=CLASS_KEY, value_type=nbt.int64)
     seed1 = np.empty(1, np.int64)
     top = 0
     for i in range(first.shape[0] - 1, -1, -1):  # release(first)
@@ -622,37 +235,37 @@ def _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, sta
                         top = _spread(tasks, top, seed1, w, 0, out_ptr, out_code, out_eid, lag, remaining, start, end,
                                       dur, flags, stack, emit)
                 else:
-                    _push(ht, hi, meta, t if t > now else now, _ARRIVE, w, 0)
+                    push(ht, hi, meta, t if t > now else now, ARRIVE, w, 0)
             elif kind == _TRANSFER_WAITED or kind == _TRANSFER:
                 t = start[w]
                 lat = (t - now + lat_of[w] if t > now else lat_of[w]) if kind == _TRANSFER_WAITED else lat_of[w]
                 f = np.searchsorted(flow_op, w)
                 FI[F_LIVE, f] = 1
-                FI[F_RID, f] = _intern(RI, adj, pos, canon, coef_ptr, coef_link, meta, route_of[w])
+                FI[F_RID, f] = intern_route(RI, adj, pos, canon, coef_ptr, coef_link, meta, route_of[w])
                 FF[F_REM, f] = float(nbytes[w])
                 FF[F_RATE, f] = 0.0
                 FV[f] = 0
                 if lat > 0:
-                    _push(ht, hi, meta, now + lat, _ACTIVATE, f, 0)
+                    push(ht, hi, meta, now + lat, ACTIVATE, f, 0)
                 else:
-                    _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI,
+                    activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI,
                               buf, rstack, seeds, ht, hi, meta, classes, now, f, rate_of[w])
             elif kind == _UNIT_PUSH:
                 if dur[w] > 0:
                     te = end[w]
-                    _push(ht, hi, meta, te if te > now else now, _UNIT_FREE, unit_of[w], 0)
+                    push(ht, hi, meta, te if te > now else now, UNIT_FREE, unit_of[w], 0)
             else:  # _SPREAD_END
                 top = _spread(tasks, top, seed1, w, 1, out_ptr, out_code, out_eid, lag, remaining, start, end, dur,
                               flags, stack, emit)
         if meta[MT_OVERFLOW] or meta[MT_HEAP] == 0:
             break
-        now, kind, a, b = _pop(ht, hi, meta)
+        now, kind, a, b = pop(ht, hi, meta)
         processed += 1
-        if kind == _ACTIVATE:
-            _activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
+        if kind == ACTIVATE:
+            activate(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
                       rstack, seeds, ht, hi, meta, classes, now, a, rate_of[flow_op[a]])
-        elif kind == _COMPLETE:
-            if _complete(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
+        elif kind == COMPLETE:
+            if complete(CI, CF, CB, FI, FV, FF, RI, adj, pos, canon, coef_ptr, coef_link, coef_cnt, cap, LF, LI, buf,
                          rstack, seeds, ht, hi, meta, now, a, b):
                 f = a
                 w = flow_op[f]
@@ -668,7 +281,7 @@ def _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, sta
                     if w2 >= 0:
                         top = _begin(tasks, top, seed1, w2, route_of, out_ptr, out_code, out_eid, lag, remaining,
                                      start, end, dur, flags, stack, emit)
-        elif kind == _ARRIVE:
+        elif kind == ARRIVE:
             w = a
             u = unit_of[w]
             if dur[w] > 0:  # an op of no duration holds no unit
@@ -683,7 +296,7 @@ def _run(out_ptr, out_code, out_eid, lag, remaining, start, end, dur, flags, sta
                 free[u] -= 1
             top = _begin(tasks, top, seed1, w, route_of, out_ptr, out_code, out_eid, lag, remaining, start, end, dur,
                          flags, stack, emit)
-        else:  # _UNIT_FREE
+        else:  # UNIT_FREE
             w2 = _free_unit(a, free, w_head, w_tail, w_next, start, now)
             if w2 >= 0:
                 top = _begin(tasks, top, seed1, w2, route_of, out_ptr, out_code, out_eid, lag, remaining, start, end,

@@ -14,7 +14,9 @@ section 6, Fig. 2b):
 * the bus *calibration* StarPU's schedulers use to predict a transfer's time:
   ``latency + size / bandwidth x 2 x ngpus`` (``starpu_transfer_predict``: the
   ``2 x ngpus`` factor is StarPU's allowance for contention, where ``ngpus``
-  is the number of GPUs sharing the bus).
+  is the number of GPUs sharing the bus);
+* the time of a copy alone on a route, by the one link-time rule of
+  ``nodecast.engine.links`` (``copy_time_s``, ``copy_bound_bps``).
 
 Build one with ``Platform.from_starpu`` (a StarPU ``*.platform.xml`` or
 ``*.platform.v4.xml``, plus the ``.bandwidth``/``.latency`` files beside it) or
@@ -28,9 +30,18 @@ import copy
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from nodecast.engine.links import (
+    LARGE_COPY_BYTES,
+    Direction,
+    LinkModel,
+    copy_rate_bps,
+    copy_time_s,
+    machine_links,
+    route_capacity_bps,
+)
 from nodecast.errors import InputError
 from nodecast.traces.starpu_files import (
     MAX_LATENCY_S,
@@ -45,9 +56,6 @@ RAM = 0
 #: GPUs a simulated node may have (--gpus): StarPU itself is built for 4 CUDA devices by default (--enable-maxcudadev)
 MAX_GPUS = 32
 _GPU_HOST = re.compile(r"^CUDA(\d+)$")
-#: Copy size at which ``from_machine`` takes AHEAD's effective bandwidth of a link, bytes: "large"
-#: (1 GiB): per-copy terms such as PCIe's first-request effect are below 1e-6 of its time there.
-LARGE_COPY_BYTES = 2**30
 
 
 @dataclass
@@ -56,6 +64,9 @@ class Platform:
 
     ``route_links[src][dst]`` is None where no direct copy exists. ``model_devid``
     maps a GPU node to the device id of its kernel performance models.
+    ``link_models`` (per link, ``nodecast.engine.links.LinkModel``; empty for a
+    StarPU platform, whose links are measured) give a link's bandwidth at every
+    copy size.
     """
 
     name: str
@@ -76,6 +87,9 @@ class Platform:
     predict_latency_s: list[list[float]]
     bus_ngpus: list[list[int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    link_models: list[LinkModel | None] = field(default_factory=list)
+    #: ``copy_bound_bps`` per (src, dst, bytes), made on use (what-ifs start their copies without it)
+    _bounds: dict[tuple[int, int, float], float | None] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------ queries
     @property
@@ -103,6 +117,35 @@ class Platform:
             key="routes",
             hint="Add a route (or a link) joining them",
         )
+
+    def route_direction(self, src: int, dst: int) -> Direction:
+        """The direction of a copy from node ``src``: the GPU reads host memory on a copy from RAM, else writes."""
+        return "read" if src == RAM else "write"
+
+    def copy_rate_bps(self, src: int, dst: int, size_bytes: float) -> float:
+        """The rate of a copy of ``size_bytes`` alone on the route from ``src`` to ``dst`` (bytes/s; the link-time
+        rule's B(n, R), ``nodecast.engine.links``). The route must exist."""
+        return copy_rate_bps(size_bytes, self.route_links[src][dst], self.link_bandwidth_bps, self.link_models,
+                             self.route_direction(src, dst))
+
+    def copy_time_s(self, src: int, dst: int, size_bytes: float) -> float:
+        """The time of a copy of ``size_bytes`` alone on the route from ``src`` to ``dst``: the route's latency plus
+        ``size_bytes`` at ``copy_rate_bps`` (seconds; the link-time rule's T(n, R))."""
+        return copy_time_s(size_bytes, self.route_latency_s[src][dst], self.copy_rate_bps(src, dst, size_bytes))
+
+    def copy_bound_bps(self, src: int, dst: int, size_bytes: float) -> float | None:
+        """The rate bound that makes a copy alone on the route from ``src`` to ``dst`` take ``copy_time_s`` on the
+        fluid network: ``copy_rate_bps`` where it is below the route's capacity, else None (the links themselves
+        give it: always so on a platform without link models)."""
+        key = (src, dst, size_bytes)
+        if key not in self._bounds:
+            bound = None
+            if self.link_models:
+                rate = self.copy_rate_bps(src, dst, size_bytes)
+                if rate < route_capacity_bps(self.link_bandwidth_bps, self.route_links[src][dst]):
+                    bound = rate
+            self._bounds[key] = bound
+        return self._bounds[key]
 
     def predict_transfer_s(self, src: int, dst: int, size_bytes: float) -> float:
         """StarPU's prediction of one hop: ``latency + size / bandwidth x 2 x ngpus`` (s)."""
@@ -232,106 +275,36 @@ class Platform:
 
     @classmethod
     def from_machine(cls, machine) -> Platform:
-        """Build from a nodecast Machine with the link model ``project`` uses (AHEAD), so that one
-        machine file means one link model.
+        """Build from a nodecast Machine by the link-time rule of ``nodecast.engine.links`` (AHEAD, the link
+        model ``project`` uses), so that one machine file means one link model.
 
-        Every Link becomes two directed links, routes follow ``Machine.route``.
-        RAM is reached from each GPU through the socket the GPU is attached to
-        (data is assumed pinned in that socket's memory). A GPU->GPU route is
-        peer-to-peer unless it crosses a CPU socket, in which case the copy is
-        staged through RAM.
-
-        Link capacities are AHEAD's effective bandwidth of a large copy
-        (``LARGE_COPY_BYTES``; eq. 2, ``n / wire_time_s``, with PCIe TLP or
-        NVLink flit overheads, ``nodecast.models.transfer.effective_bandwidth_bps``)
-        in the direction the link carries: toward a GPU on a host-to-GPU
-        route the GPU reads host memory (eq. 4 / eq. 6), every other direction
-        is a write (eq. 5 / eq. 7). A copy's route latency is AHEAD's 1-byte
-        cost L+O of its class (pinned host-to-device, pinned device-to-host,
-        peer), resolved as ``project`` resolves it for this machine
-        (``nodecast.models.one_byte``: measured in the machine file, else
-        AHEAD's measured default). A lone copy of n bytes then takes
-        ``(L+O) + n / BW_eff``, AHEAD's eq. 10; concurrent copies share the
-        effective bandwidth max-min. Before issue 13 the links carried their
-        raw rate (PCIe eq. 3, NVLink eq. 8) and routes the machine file's
-        link latencies (0 when none was given).
+        Links, routes, capacities and route latencies come from ``links.machine_links``: every Link becomes two
+        directed links carrying AHEAD's effective bandwidth of a large copy, each route's latency is the 1-byte
+        cost L+O of its copy class, and a copy alone takes ``(L+O) + n / BW_eff(n)``, AHEAD's eq. 10 at its own
+        size (``copy_time_s``); concurrent copies share the capacities max-min. The scheduler's calibration is
+        each route's capacity and latency.
         """
-        from nodecast.models.one_byte import resolve_one_byte
-        from nodecast.models.transfer import effective_bandwidth_bps
-        from nodecast.traces.kinds import TransferClass
-
+        ml = machine_links(machine)
         ngpu = machine.gpu.count
-        names = ["RAM"] + [f"CUDA{i}" for i in range(ngpu)]
-        endpoints = [None] + [f"gpu{i}" for i in range(ngpu)]
-        link_names: list[str] = []
-        link_lat: list[float] = []
-        link_of: list = []
-        directed: dict[tuple[str, str, str], int] = {}
-        for link in machine.links:
-            a, b = link.endpoints
-            for src, dst in ((a, b), (b, a)):
-                directed[(link.id, src, dst)] = len(link_names)
-                link_names.append(f"{link.id}:{src}->{dst}")
-                link_lat.append(link.latency_s or 0.0)
-                link_of.append(link)
-        n = len(names)
-
-        def directed_route(src_ep: str, dst_ep: str) -> tuple[tuple[int, ...], bool]:
-            hops = machine.route(src_ep, dst_ep)
-            here = src_ep
-            out = []
-            crosses_cpu = False
-            for k, link in enumerate(hops):
-                there = link.other(here)
-                out.append(directed[(link.id, here, there)])
-                if k < len(hops) - 1 and there.startswith("cpu"):
-                    crosses_cpu = True
-                here = there
-            return tuple(out), crosses_cpu
-
-        klass = (TransferClass.HTOD_PINNED, TransferClass.DTOH_PINNED, TransferClass.PEER)
-        one_byte = resolve_one_byte(None, None, machine, klass)
-        htod_s, dtoh_s, peer_s = (one_byte.seconds[k] for k in klass)
-        route_links: list[list[tuple[int, ...] | None]] = [[None] * n for _ in range(n)]
-        route_latency = [[0.0] * n for _ in range(n)]
-        peer = [[False] * n for _ in range(n)]
-        reads: set[int] = set()  # directed links toward a GPU on a host-to-GPU route
-        for i in range(n):
-            route_links[i][i] = ()
-        for g in range(1, n):
-            socket = f"cpu{machine.gpu.cpu_socket[g - 1]}"
-            for a, b, ea, eb, lat in ((0, g, socket, endpoints[g], htod_s), (g, 0, endpoints[g], socket, dtoh_s)):
-                links, _ = directed_route(ea, eb)
-                route_links[a][b] = links
-                route_latency[a][b] = lat
-                if a == 0:
-                    reads.update(links)
-            for h in range(1, n):
-                if h == g:
-                    continue
-                links, via_cpu = directed_route(endpoints[g], endpoints[h])
-                route_links[g][h] = links
-                route_latency[g][h] = peer_s
-                peer[g][h] = not via_cpu
-        link_bw = [float(effective_bandwidth_bps(link, LARGE_COPY_BYTES, "read" if x in reads else "write"))
-                   for x, link in enumerate(link_of)]
+        n = len(ml.node_names)
         plat = cls(
             name=machine.name,
             source=str(machine.path or machine.name),
-            node_names=names,
+            node_names=ml.node_names,
             node_kinds=["ram"] + ["cuda"] * ngpu,
             capacity_bytes=[math.inf] + [float(machine.gpu.memory_bytes)] * ngpu,
             model_devid=[0] + list(range(ngpu)),
             gpu_models=[machine.gpu.model] * ngpu,
             n_cpus=machine.cpu.sockets * machine.cpu.cores_per_socket,
-            link_names=link_names,
-            link_bandwidth_bps=link_bw,
-            link_latency_s=link_lat,
-            route_links=route_links,
-            route_latency_s=route_latency,
-            peer=peer,
+            link_names=ml.link_names,
+            link_bandwidth_bps=ml.link_bandwidth_bps,
+            link_latency_s=ml.link_latency_s,
+            route_links=ml.route_links,
+            route_latency_s=ml.route_latency_s,
+            peer=ml.peer,
             predict_bandwidth_bps=[[math.nan] * n for _ in range(n)],
             predict_latency_s=[[0.0] * n for _ in range(n)],
+            link_models=ml.link_models,
         )
         plat._predictions_from_routes()
         plat.bus_ngpus = [[0] * n for _ in range(n)]
@@ -339,17 +312,26 @@ class Platform:
             f"built from machine {machine.name}: link capacities are AHEAD's effective bandwidth of "
             f"{LARGE_COPY_BYTES / 2**30:g} GiB copies (PCIe TLP / NVLink flit overheads), route latencies "
             "its 1-byte costs L+O, as `nodecast project` uses them; scheduler predictions from route bottlenecks")
-        plat.notes.extend(one_byte.notes())
+        plat.notes.extend(ml.notes)
         plat.validate()
         return plat
 
+    def _copy(self) -> Platform:
+        """A deep copy for a what-if, without the copy bounds computed on this platform (its routes or
+        capacities are about to change)."""
+        plat = copy.deepcopy(self)
+        plat._bounds = {}
+        return plat
+
     def _predictions_from_routes(self) -> None:
+        """The scheduler's calibration where no bus file gives it: each route's capacity and latency (the
+        link-time rule for large copies, ``links.route_capacity_bps``)."""
         n = self.n_nodes
         for i in range(n):
             for j in range(n):
                 links = self.route_links[i][j]
                 if i != j and links:
-                    self.predict_bandwidth_bps[i][j] = min(self.link_bandwidth_bps[x] for x in links)
+                    self.predict_bandwidth_bps[i][j] = route_capacity_bps(self.link_bandwidth_bps, links)
                     self.predict_latency_s[i][j] = self.route_latency_s[i][j]
 
     # ------------------------------------------------------------ what-ifs
@@ -371,7 +353,7 @@ class Platform:
         if count <= len(gpus):
             keep = [RAM, *gpus[:count]]
             return self._subset(keep)
-        plat = copy.deepcopy(self)
+        plat = self._copy()
         originals = list(gpus)
         for k in range(len(gpus), count):
             plat._clone_gpu(originals[k % len(originals)], f"CUDA{k}")
@@ -380,7 +362,7 @@ class Platform:
         return plat
 
     def _subset(self, keep: list[int]) -> Platform:
-        plat = copy.deepcopy(self)
+        plat = self._copy()
         pick = lambda m: [[m[i][j] for j in keep] for i in keep]  # noqa: E731
         plat.node_names = [self.node_names[i] for i in keep]
         plat.node_kinds = [self.node_kinds[i] for i in keep]
@@ -413,6 +395,8 @@ class Platform:
             self.link_names.append(f"{self.link_names[x]} ({name})")
             self.link_bandwidth_bps.append(self.link_bandwidth_bps[x])
             self.link_latency_s.append(self.link_latency_s[x])
+            if self.link_models:
+                self.link_models.append(self.link_models[x])
         sub = lambda links: None if links is None else tuple(renamed.get(x, x) for x in links)  # noqa: E731
         new = n
         self.node_names.append(name)
@@ -439,7 +423,7 @@ class Platform:
         """Every GPU gets ``bytes_per_gpu`` of memory."""
         if not (bytes_per_gpu > 0 and math.isfinite(bytes_per_gpu)):
             raise InputError(f"GPU memory must be > 0 bytes (got {bytes_per_gpu!r})", key="--gpu-memory")
-        plat = copy.deepcopy(self)
+        plat = self._copy()
         for g in plat.gpu_nodes:
             plat.capacity_bytes[g] = float(bytes_per_gpu)
         plat.notes.append(f"what-if: GPU memory {bytes_per_gpu / 1e9:.3f} GB")
@@ -453,7 +437,7 @@ class Platform:
             rx = re.compile(pattern) if pattern else None
         except re.error as exc:
             raise InputError(f"not a regular expression: {pattern!r} ({exc})", key="--bandwidth-links") from None
-        plat = copy.deepcopy(self)
+        plat = self._copy()
         matched = [i for i, name in enumerate(plat.link_names) if rx is None or rx.search(name)]
         if not matched:
             raise InputError(
@@ -463,6 +447,9 @@ class Platform:
             )
         for i in matched:
             plat.link_bandwidth_bps[i] *= factor
+            model = plat.link_models[i] if plat.link_models else None
+            if model is not None:
+                plat.link_models[i] = replace(model, scale=model.scale * factor)
             # NOTE: below 1 B/s a tile takes longer than any simulated time can hold (the clock would overflow)
             if not math.isfinite(plat.link_bandwidth_bps[i]) or plat.link_bandwidth_bps[i] < 1.0:
                 raise InputError(

@@ -5,8 +5,9 @@ Ops (numpy columns, one row per op; ``OP_COLUMNS``):
 ===============  =========  ============================================================
 column           dtype      meaning
 ===============  =========  ============================================================
-kind             int8       ``OpKind``: KERNEL, COPY, MEMSET (GPU work), API (a host call
-                            or span), WAIT (the return of a blocking call)
+kind             int8       ``OpKind`` (``traces.kinds``, one vocabulary with the Trace's):
+                            KERNEL, COPY, MEMSET (GPU work), API (a host call or span),
+                            WAIT (the return of a blocking call); never SYNC
 device           int16      GPU index; -1 for host ops, and for tasks whose placement is open
 queue            int64      stream id for GPU ops, host thread id for host ops
 engine           int8       ``Engine`` of a copy (HTOD, DTOH, DTOD, PEER, HTOH), else NONE
@@ -53,19 +54,29 @@ from typing import Any
 
 import numpy as np
 
-
-class OpKind(IntEnum):
-    """What an op of the graph is."""
-
-    KERNEL = 0
-    COPY = 1
-    MEMSET = 2
-    API = 3  # a host runtime/driver call, or a framework span enclosing calls
-    WAIT = 4  # the return of a blocking call: ends after what it waits for
-
+from nodecast.traces.kinds import OpKind
 
 #: GPU op kinds (the ones GPU-busy time and end-to-end time count).
 GPU_KINDS = (OpKind.KERNEL, OpKind.COPY, OpKind.MEMSET)
+#: The graph's kinds as its outputs name them (ops tables, Chrome traces, counts, notes), in the order of the
+#: codes those files store: a copy is "copy" there (a Trace's tables say "memcpy"), and API and WAIT keep the
+#: codes 3 and 4 they had when the graph had an enum of its own, so that files written before read the same.
+KIND_LABELS = ("kernel", "copy", "memset", "api", "wait")
+_KIND_OF_LABEL = (OpKind.KERNEL, OpKind.COPY, OpKind.MEMSET, OpKind.API, OpKind.WAIT)
+#: Stored code (index into KIND_LABELS) of each OpKind code; -1 for SYNC, which no graph op has.
+_STORED_CODE = np.full(max(OpKind) + 1, -1, np.int8)
+_STORED_CODE[list(_KIND_OF_LABEL)] = np.arange(len(_KIND_OF_LABEL))
+
+
+def kind_label(kind: int) -> str:
+    """The output name of an op kind (``kernel``, ``copy``, ``memset``, ``api``, ``wait``)."""
+    return KIND_LABELS[_STORED_CODE[int(kind)]]
+
+
+def kind_codes(kinds: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """(stored codes, ``KIND_LABELS``) of op kinds, as a categorical column of an output file takes them
+    (``pd.Categorical.from_codes(*kind_codes(kinds))``)."""
+    return _STORED_CODE[kinds], list(KIND_LABELS)
 
 
 class Engine(IntEnum):
@@ -276,7 +287,7 @@ class OpGraph:
         """Number of ops per OpKind and edges per EdgeKind (``op:kernel``, ``edge:launch``...)."""
         out = {}
         for k, c in zip(*np.unique(self.ops["kind"], return_counts=True), strict=True):
-            out[f"op:{OpKind(int(k)).name.lower()}"] = int(c)
+            out[f"op:{kind_label(k)}"] = int(c)
         for k, c in zip(*np.unique(self.kind, return_counts=True), strict=True):
             out[f"edge:{EdgeKind(int(k)).name.lower()}"] = int(c)
         return out

@@ -2,7 +2,8 @@
 
 from nodecast.machines.compose import compose_machine
 from nodecast.machines.hosts import load_host
-from nodecast.machines.loader import catalogue_names, load_machine, load_machine_file
+from nodecast.machines.loader import catalogue_names, load_machine_file
+from nodecast.machines.lookup import load_machine
 from nodecast.machines.names import find_sheet, match_sheet, normalise_gpu_name
 from nodecast.machines.parts import GpuSheet, Host, TargetLimits
 from nodecast.machines.resolve import resolve_source

@@ -4,7 +4,7 @@ In a machine file, ``[gpu] sheet = "KEY"`` fills every GPU value the file
 does not give from the data sheet, and ``[cpu] host = "KEY"`` every CPU value
 from the host file; values the file gives win. ``Machine.provenance`` keeps,
 per field, ``machine file`` or ``data sheet KEY`` / ``host KEY`` (and the
-sheet's own value where the file overrides it).
+sheet's own value where the file overrides it): ``nodecast.machines.part_tables``.
 
 Without a file, a spec string names a node: ``GPU[xN][@HOST]``, e.g.
 ``rtx-3090``, ``a100-sxm4-80gbx8@epyc-7742-2s``. GPU is a sheet key or a
@@ -26,140 +26,24 @@ host, whose figures then cancel in a ratio B/A.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.machines.parts import GpuSheet, Host
-from nodecast.machines.schema import PRECISIONS, Machine
+from nodecast.machines import sheets as catalogue_sheets  # read at call time: tests give the catalogue another folder
+from nodecast.machines.hosts import DEFAULT_HOST, all_hosts, host_keys, load_host
+from nodecast.machines.loader import PCIE_DEFAULTS, catalogue_dir, catalogue_names, machine_from_dict
+from nodecast.machines.names import machine_sheet, match_sheet
+from nodecast.machines.part_tables import MACHINE_FILE, host_label
+from nodecast.machines.parts import GpuSheet, Host, SheetLink
+from nodecast.machines.schema import Link, Machine
+from nodecast.machines.typed_names import MAX_SPEC_GPUS, resolve_typed_name
 from nodecast.notes import HOST_ASSUMED, Note
 from nodecast.paths import names_a_file
 
-#: Largest GPU count a spec string may ask for (a full NVL72 rack is 72).
-MAX_SPEC_GPUS = 72
 _COUNT = re.compile(r"^(?P<gpu>.+?)x(?P<count>[0-9]+)$")
-MACHINE_FILE = "machine file"
-
-
-def sheet_label(sheet: GpuSheet) -> str:
-    return f"data sheet {sheet.key}"
-
-
-def host_label(host: Host, assumed: bool = False) -> str:
-    return f"host {host.key}" + (" (assumed)" if assumed else "")
-
-
-def sheet_gpu_table(sheet: GpuSheet) -> dict[str, Any]:
-    """The sheet's values in a machine file's ``[gpu]`` vocabulary (without ``count``/``cpu_socket``).
-
-    ``clock_hz`` is the boost clock (the clock the peaks are given at); each
-    vector peak becomes ``{fma, addmul = fma / 2}`` (an ADD or MUL is one FLOP,
-    an FMA two: the roofline paper's eq. 2 terms); ``levels`` holds the DRAM and
-    whatever L2/L1/shared bandwidths and sizes the sheet gives.
-    """
-    levels: dict[str, Any] = {"dram": {"bandwidth_bps": sheet.dram_bandwidth_bps, "size_bytes": sheet.memory_bytes}}
-    for level, bandwidth, size in (("l2", sheet.l2_bandwidth_bps, sheet.l2_bytes), ("l1", sheet.l1_bandwidth_bps, None),
-                                   ("shared", sheet.shared_bandwidth_bps, None)):
-        entry = {k: v for k, v in (("bandwidth_bps", bandwidth), ("size_bytes", size)) if v is not None}
-        if entry:
-            levels[level] = entry
-    table = {
-        "model": sheet.name,
-        "sms": sheet.sms,
-        "clock_hz": sheet.boost_clock_hz,
-        "memory_bytes": sheet.memory_bytes,
-        "peak_flops": {p: {"fma": v, "addmul": v / 2} for p in PRECISIONS if (v := sheet.peak(p)) is not None},
-        "levels": levels,
-    }
-    for key in ("copy_engines", "max_concurrent_kernels"):  # where the sheet gives them
-        if (value := getattr(sheet, key)) is not None:
-            table[key] = value
-    return table
-
-
-def host_cpu_table(host: Host) -> dict[str, Any]:
-    """The host's values in a machine file's ``[cpu]`` vocabulary."""
-    c = host.cpu
-    table = {"model": c.model, "sockets": c.sockets, "cores_per_socket": c.cores_per_socket, "clock_hz": c.clock_hz,
-             "memory_bytes": c.memory_bytes, "memory_bandwidth_bps": c.memory_bandwidth_bps,
-             "numa_domains": c.numa_domains}
-    if c.copy_bandwidth_bps is not None:
-        table["copy_bandwidth_bps"] = c.copy_bandwidth_bps
-    return table
-
-
-def _leaves(table: dict[str, Any], prefix: str, atomic: tuple[str, ...]) -> dict[str, Any]:
-    """Dotted path -> value; the children of a table whose path is in ``atomic`` count as leaves whole."""
-    out = {}
-    for k, v in table.items():
-        path = f"{prefix}.{k}"
-        if isinstance(v, dict) and prefix not in atomic:
-            out.update(_leaves(v, path, atomic))
-        else:
-            out[path] = v
-    return out
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a == b or (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
-                      and all(_same(a[k], b[k]) for k in a))
-
-
-def merge(base: dict[str, Any], own: dict[str, Any], prefix: str, base_label: str,
-          atomic: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, str]]:
-    """``own`` laid over ``base`` leaf by leaf, and each leaf's provenance.
-
-    ``own`` values are labelled ``machine file`` (with the base's value in
-    brackets where they differ from it); the rest ``base_label``.
-    """
-    merged = copy.deepcopy(base)
-    for k, v in own.items():
-        if isinstance(v, dict) and isinstance(merged.get(k), dict) and prefix not in atomic:
-            merged[k], _ = merge(merged[k], v, f"{prefix}.{k}", base_label, atomic)
-        else:
-            merged[k] = copy.deepcopy(v)
-    ours, theirs = _leaves(own, prefix, atomic), _leaves(base, prefix, atomic)
-    provenance = {}
-    for path in sorted(_leaves(merged, prefix, atomic)):
-        if path not in ours:
-            provenance[path] = base_label
-        elif path in theirs and not _same(ours[path], theirs[path]):
-            provenance[path] = f"{MACHINE_FILE} ({base_label}: {_short(theirs[path], path)})"
-        else:
-            provenance[path] = MACHINE_FILE
-    return merged, provenance
-
-
-def _short(value: Any, path: str = "") -> str:
-    """The base's value of ``path`` as the provenance names it: with the unit its key's suffix says (``_bps``,
-    ``_bytes``, ``_hz``, ``_s``, a peak's flop/s), never an exponent (``249.6 GB/s``, not ``2.496e+11``); four
-    significant digits, so that it shows how it differs from the value the machine file gives."""
-    from nodecast.units import fmt_bytes, fmt_seconds, significant
-
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_short(v, f'{path}.{k}')}" for k, v in value.items())
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    v = float(value)
-    if path.endswith("_bps"):
-        return f"{significant(v / 1e9, 4)} GB/s"
-    if path.endswith("_bytes"):
-        return fmt_bytes(v)
-    if path.endswith("_hz"):
-        return f"{significant(v / 1e9, 4)} GHz"
-    if path.endswith("_s"):
-        return fmt_seconds(v)
-    if ".peak_flops." in path:
-        return f"{significant(v / 1e9, 4)} GFlop/s"
-    return f"{value:,}" if isinstance(value, int) else significant(v, 4)
-
-
-#: A peak precision is one unit: a machine file giving ``[gpu.peak_flops.fp32]`` gives both its terms.
-GPU_ATOMIC = ("gpu.peak_flops",)
 
 
 # ---------------------------------------------------------------- spec strings
@@ -183,19 +67,14 @@ class NodeSpec:
 
 def _find_sheet_quietly(text: str) -> GpuSheet | None:
     """The sheet keyed or named ``text`` among those that load; None when none is (the caller says what is known)."""
-    from nodecast.machines.names import match_sheet
-    from nodecast.machines.sheets import gpus_dir, load_sheet, loadable_sheets
-
-    if names_a_file(gpus_dir() / f"{text}.toml"):
-        return load_sheet(text)
-    hit = match_sheet(text, loadable_sheets()[0])
+    if names_a_file(catalogue_sheets.gpus_dir() / f"{text}.toml"):
+        return catalogue_sheets.load_sheet(text)
+    hit = match_sheet(text, catalogue_sheets.loadable_sheets()[0])
     return None if hit is None else hit.sheet
 
 
 def default_host_for(sheet: GpuSheet) -> Host:
     """``DEFAULT_HOST`` for a PCIe GPU; for another host-link kind, the one catalogue host that offers it."""
-    from nodecast.machines.hosts import DEFAULT_HOST, all_hosts, load_host
-
     if sheet.host_link.kind == "pcie":
         return load_host(DEFAULT_HOST)
     offers = [h for h in all_hosts() if h.gpu_link is not None and h.gpu_link.kind == sheet.host_link.kind]
@@ -212,8 +91,6 @@ def parse_spec(spec: str) -> NodeSpec | None:
 
     Raises InputError for a bad count or an unknown host.
     """
-    from nodecast.machines.hosts import load_host
-
     gpu_text, at, host_text = spec.partition("@")
     gpu_text = gpu_text.strip()
     if not gpu_text:
@@ -300,8 +177,6 @@ def spec_machine_dict(spec: NodeSpec) -> tuple[dict[str, Any], list[str]]:
 
 def compose_machine(spec: str | NodeSpec) -> Machine:
     """The Machine a spec string names (``rtx-3090``, ``h100-sxm5-80gbx8@xeon-platinum-8480c-2s``)."""
-    from nodecast.machines.loader import machine_from_dict
-
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
     if parsed is None:
         raise InputError(f"{spec!r} names no GPU data sheet", key="machine",
@@ -315,14 +190,6 @@ def compose_machine(spec: str | NodeSpec) -> Machine:
                       for k, v in provenance.items()}
     return replace(machine, path=None, provenance=MappingProxyType(provenance),
                    notes=tuple(notes) + machine.notes)
-
-
-def resolve_file_reference(text: str, machine_path: Path | str) -> str:
-    """A ``sheet``/``host`` value: a key as is; a ``.toml`` path relative to the machine file's folder."""
-    if text.endswith(".toml"):
-        p = Path(text)
-        return str(p if p.is_absolute() else Path(machine_path).parent / p)
-    return text
 
 
 # ---------------------------------------------------------------- A's node with another GPU
@@ -340,11 +207,6 @@ def gpu_only_spec(text: str) -> tuple[GpuSheet, int | None] | None:
     Such a target means *the source's node with another GPU* (``with_gpu``): what the user names is what
     changes. A node that names a host (a catalogue node, ``GPU@HOST``, a machine file) changes the host too.
     """
-    from nodecast.machines.hosts import host_keys
-    from nodecast.machines.loader import catalogue_dir, catalogue_names
-    from nodecast.machines.sheets import loadable_sheets
-    from nodecast.machines.typed_names import resolve_typed_name
-
     text = str(text)
     if "@" in text or text.endswith(".toml") or "/" in text or names_a_file(text):
         return None
@@ -363,14 +225,12 @@ def gpu_only_spec(text: str) -> tuple[GpuSheet, int | None] | None:
             raise InputError(f"GPU count {count} in {text!r} must be 1 to {MAX_SPEC_GPUS}", key="machine",
                              hint="e.g. a100-sxm4-80gbx8")
         return sheet, count
-    canonical = resolve_typed_name(text, catalogue_names(), loadable_sheets()[0], host_keys())
+    canonical = resolve_typed_name(text, catalogue_names(), catalogue_sheets.loadable_sheets()[0], host_keys())
     return gpu_only_spec(canonical) if canonical is not None and canonical != text else None
 
 
 def link_label(link: Any) -> str:  # noqa: ANN401 (a schema Link)
     """``PCIe gen3 x16``, ``NVLink2 x2``, ``NVLink-C2C 450 GB/s``: a link as the notes name it."""
-    from nodecast.machines.parts import SheetLink
-
     if link.kind in ("pcie", "nvlink", "nvlink-c2c", "infinity-fabric"):
         return SheetLink(link.kind, link.gen, link.lanes, link.links, link.bandwidth_bps).label
     rate = f" {link.bandwidth_bps / 1e9:g} GB/s" if link.bandwidth_bps else ""
@@ -430,9 +290,6 @@ def _new_attachment(old: Any, sheet: GpuSheet, source: Machine, notes: list[str]
         raise InputError(f"{sheet.key} attaches to its host by {own.kind}, {source.name}'s GPUs by {old.kind}, and "
                          f"{source.name} names no host file to attach it by {own.kind}", key="--to",
                          hint=f"Name B's host too ({sheet.key}@HOST, nodecast machines list) or write a machine file")
-    from nodecast.machines.loader import PCIE_DEFAULTS
-    from nodecast.machines.schema import Link
-
     socket = int(other[3:])
     gpu = int(next(e for e in old.endpoints if e.startswith("gpu"))[3:])
     table, why = _gpu_link(NodeSpec(sheet, source.gpu.count, host, host_assumed=False), gpu, socket)
@@ -451,8 +308,6 @@ def with_gpu(source: Machine, sheet: GpuSheet) -> Machine:
     measurements (peaks, memory levels) go with A's GPU. Links between GPUs (NVLink, NVSwitch) are A's, said in
     a note. ``source`` itself when ``sheet`` is already A's GPU: ``--from X --to X``'s GPU gives A back.
     """
-    from nodecast.machines.resolve import machine_sheet
-
     mine = machine_sheet(source)
     if mine is not None and mine.key == sheet.key:
         return source

@@ -17,6 +17,7 @@ from typing import Any
 
 from nodecast.machines.catalogue_files import find_file, read_toml
 from nodecast.machines.comments import value_comments
+from nodecast.machines.cpu_table import read_cpu
 from nodecast.machines.parts import Host, SheetLink
 from nodecast.machines.reader import Reader
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
@@ -54,8 +55,6 @@ def _gpu_link(r: Reader) -> SheetLink:
 
 def host_from_dict(data: dict[str, Any], path: Path | str, text: str = "") -> Host:
     """Validate a parsed host file and build the ``Host``."""
-    from nodecast.machines.loader import _cpu
-
     path = Path(path)
     r = Reader(path, data, "", _FIX)
     r.unknown_keys({"schema_version", "key", "description", "pcie_gen", "cpu", "socket_bus", "gpu_link"})
@@ -70,7 +69,7 @@ def host_from_dict(data: dict[str, Any], path: Path | str, text: str = "") -> Ho
     pcie_gen = r.count("pcie_gen")
     if pcie_gen not in PCIE_GT_PER_S:
         raise r.fail("pcie_gen", f"unknown PCIe generation {pcie_gen} (known: 1-6)")
-    cpu = _cpu(r.sub("cpu"))  # type: ignore[arg-type]
+    cpu = read_cpu(r.sub("cpu"))  # type: ignore[arg-type]
     bus = r.sub("socket_bus", required=False)
     if bus is not None:
         bus.unknown_keys({"bandwidth_bps"})

@@ -1,4 +1,4 @@
-"""Read and validate Machine TOML files; find catalogue machines by name.
+"""Read and validate Machine TOML files; list the catalogue's machines.
 
 Every check names the file, the key (as a dotted path, ``links[2].lanes``)
 and the reason, so a user can fix the file without reading nodecast's code.
@@ -16,8 +16,19 @@ from typing import Any
 from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
 from nodecast.inputs import CONFIG_LIMIT_BYTES, read_input
+from nodecast.machines.cpu_table import read_cpu
+from nodecast.machines.hosts import load_host
+from nodecast.machines.part_tables import (
+    GPU_ATOMIC,
+    MACHINE_FILE,
+    host_cpu_table,
+    host_label,
+    merge,
+    resolve_file_reference,
+    sheet_gpu_table,
+    sheet_label,
+)
 from nodecast.machines.schema import (
-    CPU,
     GPU,
     LINK_KINDS,
     MAX_CONCURRENT_KERNELS,
@@ -33,28 +44,13 @@ from nodecast.machines.schema import (
     PeakFlops,
 )
 from nodecast.machines.reader import MAX_BANDWIDTH_BPS, Reader
+from nodecast.machines.sheets import load_sheet
 from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
 from nodecast.paths import names_a_file
 
 SCHEMA_VERSION = 1
 _FIX = "Fix the machine file"
 _Reader = Reader
-
-
-def _cpu(r: _Reader) -> CPU:
-    r.unknown_keys({"model", "sockets", "cores_per_socket", "clock_hz", "memory_bytes",
-                    "memory_bandwidth_bps", "numa_domains", "copy_bandwidth_bps"})
-    sockets = r.count("sockets")
-    return CPU(
-        model=r.string("model"),  # type: ignore[arg-type]
-        sockets=sockets,  # type: ignore[arg-type]
-        cores_per_socket=r.count("cores_per_socket"),  # type: ignore[arg-type]
-        clock_hz=r.positive("clock_hz"),  # type: ignore[arg-type]
-        memory_bytes=r.positive("memory_bytes"),  # type: ignore[arg-type]
-        memory_bandwidth_bps=r.bandwidth("memory_bandwidth_bps"),  # type: ignore[arg-type]
-        numa_domains=r.count("numa_domains", required=False) or sockets,  # type: ignore[arg-type]
-        copy_bandwidth_bps=r.bandwidth("copy_bandwidth_bps", required=False),
-    )
 
 
 def _peaks(r: _Reader | None) -> dict[str, PeakFlops]:
@@ -227,9 +223,6 @@ def _measured(r: _Reader | None) -> Measured | None:
 
 def _composed(r: _Reader, section: str, ref_key: str) -> tuple[_Reader, Any, dict[str, str]]:
     """``[cpu]``/``[gpu]`` with the values of the host/sheet it names filled in, the part, and provenance."""
-    from nodecast.machines.compose import GPU_ATOMIC, MACHINE_FILE, host_cpu_table, host_label, merge, \
-        resolve_file_reference, sheet_gpu_table, sheet_label
-
     own = r.sub(section)
     table = dict(own.table)  # type: ignore[union-attr]
     if ref_key not in table:
@@ -239,13 +232,9 @@ def _composed(r: _Reader, section: str, ref_key: str) -> tuple[_Reader, Any, dic
     ref = resolve_file_reference(ref, r.path)  # type: ignore[arg-type]
     try:
         if ref_key == "sheet":
-            from nodecast.machines.sheets import load_sheet
-
             part: Any = load_sheet(ref)
             base, label = sheet_gpu_table(part), sheet_label(part)
         else:
-            from nodecast.machines.hosts import load_host
-
             part = load_host(ref)
             base, label = host_cpu_table(part), host_label(part)
     except InputError as exc:
@@ -268,7 +257,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
     """Validate a parsed machine file and build the Machine.
 
     ``[cpu] host = KEY`` and ``[gpu] sheet = KEY`` fill the values the file
-    does not give from a host file / GPU data sheet (``nodecast.machines.compose``).
+    does not give from a host file / GPU data sheet (``nodecast.machines.part_tables``).
     """
     from dataclasses import replace
     from types import MappingProxyType
@@ -280,7 +269,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
         raise r.fail("schema_version", f"must be {SCHEMA_VERSION} (got {version!r})")
     cpu_r, host, cpu_prov = _composed(r, "cpu", "host")
     gpu_r, sheet, gpu_prov = _composed(r, "gpu", "sheet")
-    cpu = replace(_cpu(cpu_r), host=host)
+    cpu = replace(read_cpu(cpu_r), host=host)
     gpu = replace(_gpu(gpu_r, cpu.sockets), sheet=sheet)
     provenance = {**cpu_prov, **gpu_prov}
     provenance.setdefault("cpu.numa_domains", "default: one per socket")
@@ -350,39 +339,3 @@ def catalogue_dir() -> Path:
 def catalogue_names() -> list[str]:
     """Names of the catalogue machines, sorted."""
     return sorted(p.stem for p in catalogue_dir().glob("*.toml"))
-
-
-def load_machine(name_or_path: str | Path) -> Machine:
-    """A catalogue machine by name, a machine file by path, or a node composed from a spec string.
-
-    Spec strings read ``GPU[xN][@HOST]`` (``rtx-3090``, ``a100-sxm4-80gbx8@epyc-7742-2s``): see
-    ``nodecast.machines.compose``. A catalogue machine name wins over a sheet key.
-    """
-    from nodecast.machines.compose import compose_machine, parse_spec
-    from nodecast.machines.sheets import sheet_keys
-
-    text = str(name_or_path)
-    if text.endswith(".toml") or "/" in text or names_a_file(text):
-        return load_machine_file(text)
-    candidate = catalogue_dir() / f"{text}.toml"
-    if names_a_file(candidate):  # a name too long for a file is no catalogue machine
-        return load_machine_file(candidate)
-    spec = parse_spec(text)
-    if spec is not None:
-        return compose_machine(spec)
-    names = catalogue_names()
-    from nodecast.machines.hosts import host_keys
-    from nodecast.machines.sheets import loadable_sheets
-    from nodecast.machines.typed_names import resolve_typed_name
-
-    canonical = resolve_typed_name(text, names, loadable_sheets()[0], host_keys())
-    if canonical is not None and canonical != text:
-        return load_machine(canonical)
-    import difflib
-
-    keys = sheet_keys()
-    close = difflib.get_close_matches(text.lower(), names + keys, n=3)
-    hint = (f"Did you mean {', '.join(close)}?" if close
-            else f"Known nodes: {', '.join(names)}; GPUs: {', '.join(keys)}") + \
-        "; or compose a node from a GPU data sheet: GPU[xN][@HOST], e.g. h100-sxm5-80gbx8 (nodecast machines list)"
-    raise InputError(f"unknown machine {text!r}", key="machine", hint=hint)

@@ -6,7 +6,7 @@ rocminfo's marketing name): ``NVIDIA GeForce RTX 3090``, ``Tesla V100-SXM2-16GB`
 Matching is deterministic and never guesses between sheets:
 
 1. exact: the name is one of a sheet's ``device_names``;
-2. normalised: the names agree after ``normalise_gpu_name`` (case,
+2. normalised: the names agree after ``normalise_gpu_name`` (``nodecast.machines.device_names``: case,
    punctuation and spaces ignored; leading ``NVIDIA``, ``GeForce``, ``Tesla``
    and ``AMD`` dropped; a trailing ``VF`` dropped: an SR-IOV virtual function
    of the same GPU, as cloud VMs report MI300X). The name is compared with every
@@ -26,38 +26,15 @@ the product, so it is told apart by the properties the trace records
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nodecast.errors import InputError
+from nodecast.machines import sheets as catalogue_sheets  # read at call time: tests give the catalogue another folder
+from nodecast.machines.device_names import is_generic_gpu_name, normalise_gpu_name  # the name rules, re-exported
 from nodecast.machines.parts import GpuSheet
+from nodecast.machines.schema import Machine
 from nodecast.paths import names_a_file
-
-#: Leading brand words that drivers add or drop across versions ("Tesla K40c" vs "NVIDIA Tesla K40c",
-#: "GeForce GTX 970" vs "NVIDIA GeForce GTX 970").
-BRAND_WORDS = frozenset({"nvidia", "geforce", "tesla", "amd"})
-#: Trailing words naming a virtual function of the same GPU (SR-IOV), not another product.
-VIRTUAL_SUFFIXES = frozenset({"vf"})
-_WORD = re.compile(r"[a-z0-9]+")
-#: Normalised names that identify no product: the driver's name for boards it does not know, and the readers'
-#: "device N" placeholder for a device the trace names not at all.
-_GENERIC = re.compile(r"(graphicsdevice|device\d*|gpu\d*)")
-
-
-def normalise_gpu_name(name: str) -> str:
-    """``NVIDIA GeForce RTX 3090`` -> ``rtx3090``; ``AMD Instinct MI300X VF`` -> ``instinctmi300x``."""
-    words = _WORD.findall(name.lower())
-    while words and words[0] in BRAND_WORDS:
-        words.pop(0)
-    while words and words[-1] in VIRTUAL_SUFFIXES:
-        words.pop()
-    return "".join(words)
-
-
-def is_generic_gpu_name(name: str) -> bool:
-    """Whether a device name identifies no product ("Graphics Device", "NVIDIA Graphics Device", "device 0")."""
-    return bool(_GENERIC.fullmatch(normalise_gpu_name(name)))
 
 
 @dataclass(frozen=True)
@@ -93,9 +70,7 @@ def match_sheet(name: str, sheets: Sequence[GpuSheet] | None = None) -> SheetMat
     if is_generic_gpu_name(name):
         return None
     if sheets is None:
-        from nodecast.machines.sheets import loadable_sheets
-
-        loaded, errors = loadable_sheets()
+        loaded, errors = catalogue_sheets.loadable_sheets()
         hit = match_sheet(name, loaded)
         if hit is None and errors:
             raise errors[0]
@@ -117,11 +92,8 @@ def match_sheet(name: str, sheets: Sequence[GpuSheet] | None = None) -> SheetMat
 
 def find_sheet(name_or_key: str, sheets: Sequence[GpuSheet] | None = None) -> GpuSheet:
     """The sheet with key ``name_or_key``, else the one its device names match; InputError otherwise."""
-    if sheets is None:
-        from nodecast.machines.sheets import gpus_dir, load_sheet
-
-        if names_a_file(gpus_dir() / f"{name_or_key}.toml"):
-            return load_sheet(name_or_key)
+    if sheets is None and names_a_file(catalogue_sheets.gpus_dir() / f"{name_or_key}.toml"):
+        return catalogue_sheets.load_sheet(name_or_key)
     for s in sheets or ():
         if s.key == name_or_key:
             return s
@@ -132,3 +104,19 @@ def find_sheet(name_or_key: str, sheets: Sequence[GpuSheet] | None = None) -> Gp
                               "(src/nodecast/machines/gpus/README.md) or write a machine file "
                               "(`nodecast machines template`)")
     return hit.sheet
+
+
+def unambiguous_match(name: str) -> SheetMatch | None:
+    """The catalogue sheet ``name`` matches (``match_sheet``), or None: where it matches none, or several."""
+    try:
+        return match_sheet(name)
+    except InputError:  # ambiguous: no single sheet to compare with
+        return None
+
+
+def machine_sheet(machine: Machine) -> GpuSheet | None:
+    """The machine's data sheet, else the one sheet its GPU model name matches, else None."""
+    if machine.gpu.sheet is not None:
+        return machine.gpu.sheet
+    hit = unambiguous_match(machine.gpu.model)
+    return None if hit is None else hit.sheet

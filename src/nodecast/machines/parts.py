@@ -1,4 +1,4 @@
-"""The parts a node is composed of: GPU data sheets, per-SM limits of their targets, and hosts.
+"""The parts a node is composed of: GPU data sheets, per-SM limits of their targets, hosts and their CPUs.
 
 A ``GpuSheet`` is one GPU product as its vendor publishes it
 (``src/nodecast/machines/gpus/<key>.toml``); its ``limits`` are the per-SM
@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-
-from nodecast.machines.schema import CPU
 
 #: Peak keys a sheet may give, FLOP/s (OP/s for the integer ones) at the boost clock, dense.
 #: Vector (CUDA-core / SIMD) peaks first, then tensor / matrix-core peaks (``*_tensor``).
@@ -166,6 +164,36 @@ class GpuSheet:
     def peak(self, precision: str) -> float | None:
         """Peak FLOP/s of ``precision`` (a ``PEAK_KEYS`` name), or None when the product lacks it."""
         return self.peak_flops.get(precision)
+
+
+# ``CPU`` lives here, beside ``Host``, because each names the other (a host's CPUs; the host file a node's CPU
+# values came from); ``nodecast.machines.schema`` re-exports it as part of the Machine vocabulary.
+@dataclass(frozen=True)
+class CPU:
+    """The host processors of a node.
+
+    ``memory_bandwidth_bps`` is the theoretical DRAM bandwidth of one socket
+    (bus width x frequency x transfers per cycle, AHEAD's MemBW of eq. 9).
+    ``copy_bandwidth_bps`` is what one host thread's ``memcpy`` between
+    buffers larger than the last-level cache moves: bytes copied per second
+    (n / t, half STREAM's Copy figure, which counts the bytes read and the
+    bytes written). It sets the CUDA driver's staging copy of pageable
+    transfers (``nodecast.models.pageable``); None when no source gives it
+    (a ``[measured] host_copy_bandwidth_bps``, written by ``nodecast
+    calibrate``, overrides it: ``Machine.host_copy_bandwidth``).
+    ``host`` is the host file the values were composed from (None when the
+    machine file gives them all itself).
+    """
+
+    model: str
+    sockets: int
+    cores_per_socket: int
+    clock_hz: float
+    memory_bytes: float
+    memory_bandwidth_bps: float
+    numa_domains: int
+    copy_bandwidth_bps: float | None = None
+    host: Host | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

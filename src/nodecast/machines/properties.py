@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from nodecast.machines.device_properties import GpuProperties
 from nodecast.machines.names import SheetMatch
 from nodecast.machines.parts import GpuSheet
-from nodecast.traces.device_properties import GpuProperties
 
 #: Recorded memory / sheet memory accepted as the same board: drivers report binary-prefixed or ECC-reduced sizes
 #: against the sheets' decimal GB (a 12 GB TITAN X reports 12.80e9 bytes, x1.067; a 16 GB T4 15.64e9, x0.978), while

@@ -30,12 +30,21 @@ from dataclasses import replace
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.machines.names import SheetMatch, is_generic_gpu_name, match_sheet, normalise_gpu_name
+from nodecast.machines.compose import NodeSpec, compose_machine, default_host_for
+from nodecast.machines.device_properties import GpuProperties
+from nodecast.machines.lookup import load_machine
+from nodecast.machines.names import (
+    SheetMatch,
+    is_generic_gpu_name,
+    machine_sheet,
+    match_sheet,
+    normalise_gpu_name,
+    unambiguous_match,
+)
 from nodecast.machines.parts import GpuSheet
 from nodecast.machines.properties import match_by_properties
 from nodecast.machines.schema import Machine
 from nodecast.notes import GPU_MISMATCH, Note
-from nodecast.traces.device_properties import GpuProperties
 
 
 def trace_gpu_names(trace: Any) -> dict[int, str]:
@@ -103,21 +112,6 @@ def same_gpu(a: GpuSheet, b: GpuSheet) -> bool:
         b.target, b.sms, b.boost_clock_hz, b.dram_bandwidth_bps)
 
 
-def _quiet_match(name: str) -> SheetMatch | None:
-    try:
-        return match_sheet(name)
-    except InputError:  # ambiguous: no single sheet to compare with
-        return None
-
-
-def machine_sheet(machine: Machine) -> GpuSheet | None:
-    """The machine's data sheet, else the one sheet its GPU model name matches, else None."""
-    if machine.gpu.sheet is not None:
-        return machine.gpu.sheet
-    hit = _quiet_match(machine.gpu.model)
-    return None if hit is None else hit.sheet
-
-
 def _pick(names: dict[int, str], used: dict[int, str], where: str | None,
           option: str, properties: Mapping[int, GpuProperties] | None = None) -> tuple[str, SheetMatch, int]:
     """The one GPU model the trace ran on: (name, its sheet match, GPUs of that name in the node).
@@ -165,9 +159,6 @@ def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *
     code 2) when nothing can be picked, or on a GPU mismatch without
     ``allow_mismatch``.
     """
-    from nodecast.machines.compose import compose_machine, default_host_for, NodeSpec
-    from nodecast.machines.loader import load_machine
-
     names = trace_gpu_names(trace)
     used = _used(trace, names)
     where = _where(trace)
@@ -200,7 +191,7 @@ def check_gpu(machine: Machine, names: Mapping[int, str], where: str | None = No
     mine = machine_sheet(machine)
     notes = []
     for name in dict.fromkeys(names.values()):
-        hit = _quiet_match(name)
+        hit = unambiguous_match(name)
         props = _recorded(name, names, properties or {}) if hit is None and is_generic_gpu_name(name) else None
         if props is not None:
             hit = match_by_properties(props)[0]

@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from nodecast.machines.parts import GpuSheet, Host, TargetLimits
+# CPU is defined beside Host (each names the other) and Link beside the routes through links; both are part of
+# this vocabulary (Machine.cpu, Machine.links).
+from nodecast.machines.parts import CPU, GpuSheet, TargetLimits
+from nodecast.machines.topology import Link, bottleneck, route
 
 #: Floating-point precisions for which a GPU may list compute peaks.
 PRECISIONS = ("fp64", "fp32", "fp16", "bf16")
@@ -43,34 +44,6 @@ MEASURED_CLASSES = (
     "dtoh_managed",
     "htoh",
 )
-
-
-@dataclass(frozen=True)
-class CPU:
-    """The host processors of a node.
-
-    ``memory_bandwidth_bps`` is the theoretical DRAM bandwidth of one socket
-    (bus width x frequency x transfers per cycle, AHEAD's MemBW of eq. 9).
-    ``copy_bandwidth_bps`` is what one host thread's ``memcpy`` between
-    buffers larger than the last-level cache moves: bytes copied per second
-    (n / t, half STREAM's Copy figure, which counts the bytes read and the
-    bytes written). It sets the CUDA driver's staging copy of pageable
-    transfers (``nodecast.models.pageable``); None when no source gives it
-    (a ``[measured] host_copy_bandwidth_bps``, written by ``nodecast
-    calibrate``, overrides it: ``Machine.host_copy_bandwidth``).
-    ``host`` is the host file the values were composed from (None when the
-    machine file gives them all itself).
-    """
-
-    model: str
-    sockets: int
-    cores_per_socket: int
-    clock_hz: float
-    memory_bytes: float
-    memory_bandwidth_bps: float
-    numa_domains: int
-    copy_bandwidth_bps: float | None = None
-    host: Host | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -151,38 +124,6 @@ class GPU:
 
 
 @dataclass(frozen=True)
-class Link:
-    """A point-to-point link between two endpoints, full duplex.
-
-    PCIe links carry their TLP parameters: max payload size (MPS), max read
-    request size (MRRS), read completion boundary (RCB) and the TLP header
-    size (12 B with 64-bit addressing, 16 B with the 4-DW header + ECRC...).
-    NVLink links carry their generation and the number of links (bricks)
-    that join the two endpoints. NVLink-C2C and socket buses are given by
-    ``bandwidth_bps``; any link may give ``bandwidth_bps`` to override the
-    rate derived from its generation. All bandwidths are per direction.
-    """
-
-    id: str
-    kind: str
-    endpoints: tuple[str, str]
-    gen: int | None = None
-    lanes: int | None = None
-    links: int | None = None
-    mps_bytes: int | None = None
-    mrrs_bytes: int | None = None
-    rcb_bytes: int | None = None
-    header_bytes: int | None = None
-    bandwidth_bps: float | None = None
-    latency_s: float | None = None
-
-    def other(self, endpoint: str) -> str:
-        """The endpoint at the far end from ``endpoint``."""
-        a, b = self.endpoints
-        return b if endpoint == a else a
-
-
-@dataclass(frozen=True)
 class Curve:
     """A measured effective-bandwidth curve: sizes (bytes) and bandwidths (bytes/s)."""
 
@@ -248,9 +189,7 @@ class Machine:
 
     def route(self, src: str, dst: str) -> tuple[Link, ...]:
         """Links on the path from ``src`` to ``dst`` (fewest links; ties by file order)."""
-        from nodecast.machines.topology import route
-
-        return route(self, src, dst)
+        return route(self.links, src, dst, self.path or self.name)
 
     def host_route(self, gpu: int = 0) -> tuple[Link, ...]:
         """Links between GPU ``gpu`` and the CPU socket it is attached to."""
@@ -278,6 +217,4 @@ class Machine:
 
     def host_link(self, gpu: int = 0) -> Link:
         """The link that limits host<->GPU ``gpu`` copies (the slowest on its route)."""
-        from nodecast.machines.topology import bottleneck
-
         return bottleneck(self.host_route(gpu))

@@ -20,7 +20,7 @@ from typing import Any
 from nodecast.errors import InputError
 from nodecast.machines.catalogue_files import find_file, read_toml
 from nodecast.machines.comments import value_comments
-from nodecast.machines.names import is_generic_gpu_name
+from nodecast.machines.device_names import is_generic_gpu_name
 from nodecast.machines.parts import HOST_LINK_KINDS, PEAK_KEYS, VENDORS, GpuSheet, SheetLink, TargetLimits
 from nodecast.machines.reader import Reader
 from nodecast.machines.schema import MAX_CONCURRENT_KERNELS, MAX_COPY_ENGINES

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodecast.machines.compose import NodeSpec, host_cpu_table, sheet_gpu_table, spec_machine_dict
+from nodecast.machines.compose import NodeSpec, spec_machine_dict
 from nodecast.machines.hosts import DEFAULT_HOST, load_host
+from nodecast.machines.part_tables import host_cpu_table, sheet_gpu_table
 from nodecast.machines.sheets import load_sheet, sheet_keys
 
 #: Sheet used when ``--gpu`` is not given (the first of these that the catalogue has).

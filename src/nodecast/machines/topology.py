@@ -1,4 +1,7 @@
-"""Routes through a Machine's link graph, and the raw rate of each link kind.
+"""A Machine's links, the routes through them, and the raw rate of each link kind.
+
+A ``Link`` lives here rather than in ``nodecast.machines.schema`` (which re-exports it) so that the Machine's
+route methods can call this module without it having to know the Machine.
 
 The raw rates here are the link's theoretical per-direction data rate after
 line encoding and before protocol (TLP/flit) overhead, which is what AHEAD
@@ -8,12 +11,10 @@ calls LinkBW (eq. 3 for PCIe, eq. 8 for NVLink).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
 from nodecast.errors import InputError
-
-if TYPE_CHECKING:
-    from nodecast.machines.schema import Link, Machine
 
 #: PCIe per-lane raw rate in transfers/s and encoding efficiency per generation.
 #: Gens 1-2 use 8b/10b, gens 3-5 128b/130b (PCI-SIG base specs; AHEAD eq. 3).
@@ -31,6 +32,38 @@ PCIE_ENCODING = {1: 8 / 10, 2: 8 / 10, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130,
 NVLINK_BPS_PER_LINK = {1: 20e9, 2: 25e9, 3: 25e9, 4: 25e9, 5: 50e9}
 
 
+@dataclass(frozen=True)
+class Link:
+    """A point-to-point link between two endpoints, full duplex.
+
+    PCIe links carry their TLP parameters: max payload size (MPS), max read
+    request size (MRRS), read completion boundary (RCB) and the TLP header
+    size (12 B with 64-bit addressing, 16 B with the 4-DW header + ECRC...).
+    NVLink links carry their generation and the number of links (bricks)
+    that join the two endpoints. NVLink-C2C and socket buses are given by
+    ``bandwidth_bps``; any link may give ``bandwidth_bps`` to override the
+    rate derived from its generation. All bandwidths are per direction.
+    """
+
+    id: str
+    kind: str
+    endpoints: tuple[str, str]
+    gen: int | None = None
+    lanes: int | None = None
+    links: int | None = None
+    mps_bytes: int | None = None
+    mrrs_bytes: int | None = None
+    rcb_bytes: int | None = None
+    header_bytes: int | None = None
+    bandwidth_bps: float | None = None
+    latency_s: float | None = None
+
+    def other(self, endpoint: str) -> str:
+        """The endpoint at the far end from ``endpoint``."""
+        a, b = self.endpoints
+        return b if endpoint == a else a
+
+
 def raw_rate_bps(link: Link) -> float:
     """Per-direction data rate of ``link`` in bytes/s (encoding applied, no protocol overhead)."""
     if link.bandwidth_bps is not None:
@@ -43,12 +76,13 @@ def raw_rate_bps(link: Link) -> float:
     raise InputError(msg, key=f"links.{link.id}")
 
 
-def route(machine: Machine, src: str, dst: str) -> tuple[Link, ...]:
-    """Breadth-first route from ``src`` to ``dst``; raises InputError when none exists."""
+def route(links: tuple[Link, ...], src: str, dst: str, where: Path | str) -> tuple[Link, ...]:
+    """Breadth-first route from ``src`` to ``dst`` over a node's ``links``; raises InputError naming ``where`` (the
+    machine file, or the node's name) when none exists."""
     if src == dst:
         return ()
     adjacency: dict[str, list[Link]] = {}
-    for link in machine.links:
+    for link in links:
         for end in link.endpoints:
             adjacency.setdefault(end, []).append(link)
     came_from: dict[str, Link | None] = {src: None}
@@ -65,7 +99,7 @@ def route(machine: Machine, src: str, dst: str) -> tuple[Link, ...]:
     if dst not in came_from:
         raise InputError(
             f"no route from {src} to {dst}",
-            path=machine.path or machine.name,
+            path=where,
             key="links",
             hint="Add a link joining them",
         )

@@ -29,10 +29,12 @@ import re
 from collections.abc import Iterable, Sequence
 
 from nodecast.errors import InputError
-from nodecast.machines.compose import MAX_SPEC_GPUS
-from nodecast.machines.names import BRAND_WORDS
+from nodecast.machines.device_names import BRAND_WORDS
 from nodecast.machines.parts import GpuSheet
 
+#: Largest GPU count a spec string may ask for (a full NVL72 rack is 72). Defined here, where typed counts are read,
+#: and used by ``nodecast.machines.compose``, which reads spec strings and builds on this module.
+MAX_SPEC_GPUS = 72
 #: Words that ask for a catalogue node (a whole machine) rather than a GPU composed with the default host.
 NODE_WORDS = frozenset({"node", "nodes", "server", "system"})
 _WORD = re.compile(r"[a-z0-9]+")

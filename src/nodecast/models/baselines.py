@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nodecast.machines.topology import raw_rate_bps
-from nodecast.models.base import register
-from nodecast.models.transfer import PAGEABLE, UNKNOWN_HOST, Direction, TransferModelBase, describe_link
+from nodecast.models.link_time import Direction, describe_link
+from nodecast.models.transfer_base import PAGEABLE, UNKNOWN_HOST, TransferModelBase
 from nodecast.traces.kinds import TransferClass
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ class _PeakBase(TransferModelBase):
         return out
 
 
-@register
 class PeakBandwidthModel(_PeakBase):
     """Eq. 10 with the link's theoretical peak bandwidth, L+O kept."""
 
@@ -67,7 +66,6 @@ class PeakBandwidthModel(_PeakBase):
     include_latency: ClassVar[bool] = True
 
 
-@register
 class BackOfEnvelopeModel(_PeakBase):
     """n divided by the link's theoretical peak bandwidth, nothing else."""
 

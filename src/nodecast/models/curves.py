@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from nodecast.errors import InputError
-from nodecast.models.base import get_models, model_names
+from nodecast.models.registry import get_models, model_names
 from nodecast.models.one_byte import OneByteCost, resolve_one_byte
-from nodecast.models.transfer import HANDLED, TransferModelBase
+from nodecast.models.transfer_base import HANDLED, TransferModelBase
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass
 from nodecast.traces.trace import Trace, TraceMeta
 

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.models.base import ModelResult, register
+from nodecast.models.base import ModelResult
 from nodecast.models.kernel_precision import Precisions, tensor_precision
 from nodecast.models.kernel_ratios import compute_ratio, dram_ratio
-from nodecast.models.roofline import MODEL_PRECISIONS, GpuFigures, gpu_figures
+from nodecast.models.roofline_figures import MODEL_PRECISIONS, GpuFigures, gpu_figures
 from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
 from nodecast.traces.ncu import KernelMetrics, join_trace
@@ -142,7 +142,6 @@ class _KernelBaseline(ABC):
         """Projected times of the launches ``mrows`` measured at ``t_s`` seconds on the source."""
 
 
-@register
 class DramRatioModel(_KernelBaseline):
     """Every kernel DRAM-bound: source time x source/target DRAM bandwidth."""
 
@@ -165,7 +164,6 @@ class DramRatioModel(_KernelBaseline):
         return t_s * (bs / bt)
 
 
-@register
 class FlopsRatioModel(_KernelBaseline):
     """Every kernel compute-bound: source time x source/target FMA peak of its dominant precision."""
 
@@ -233,7 +231,6 @@ class FlopsRatioModel(_KernelBaseline):
         return t_s * ratio
 
 
-@register
 class PlainRooflineModel(_KernelBaseline):
     """Eq. 1 on each GPU with its maxima, DRAM level only, no kernel-specific ceilings."""
 

@@ -39,7 +39,7 @@ the learned model's (held-out error quantiles) or the wave model's (gamma in
 [0, 1]) for the others. The choice is per op, so the
 same trace projected with metrics for a subset mixes both.
 
-``nodecast.models.base.default_model("kernel")`` returns this model: the
+``nodecast.models.registry.default_model("kernel")`` returns this model: the
 whole-application forecast asks the registry for it rather than naming a
 model, and the choice is made there (``DEFAULT_MODELS``), in one place.
 """
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.models.base import ModelResult, register
+from nodecast.models.base import ModelResult
 from nodecast.models.kernel_footprint import kernel_rows
 from nodecast.models.kernel_learned import LearnedKernelModel
 from nodecast.models.kernel_wave import WaveScalingModel
@@ -102,7 +102,6 @@ def metrics_free_model(source: Machine, target: Machine) -> tuple[str, str]:
                                    "better there")
 
 
-@register
 class DefaultKernelModel:
     """Per kernel op: ``roofline`` when it has a metrics row, else ``learned-kernel`` or ``wave-scaling``
     (``metrics_free_model``; module docstring)."""

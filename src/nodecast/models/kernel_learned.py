@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.models.base import ModelResult, register
+from nodecast.models.base import ModelResult
 from nodecast.models.kernel_family import Family, families
 from nodecast.models.kernel_features import (MODIFIERS, PEAK_KEYS, RATIOS, GpuFigures, OpFeatures, apply,
                                              differences, figures_of, modifiers, offset, ratios)
@@ -338,7 +338,6 @@ def project_ops(ops: OpFeatures, source: Any, target: Any, params: Params) -> tu
     return t, t * np.exp(lo - widen), t * np.exp(hi + widen), notes
 
 
-@register
 class LearnedKernelModel:
     """Kernel time on B = time on A x the fitted ratio of equation (1) (module docstring)."""
 

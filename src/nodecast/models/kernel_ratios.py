@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nodecast.models.kernel_precision import Precisions
-from nodecast.models.roofline import gpu_figures
+from nodecast.models.roofline_figures import gpu_figures
 
 if TYPE_CHECKING:
     from nodecast.machines.parts import TargetLimits

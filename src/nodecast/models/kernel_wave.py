@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.models.base import ModelResult, register
+from nodecast.models.base import ModelResult
 from nodecast.models.kernel_footprint import kernel_rows, memory_share
 from nodecast.models.kernel_occupancy import LaunchShape, launch_arrays, occupancy
 from nodecast.models.kernel_signatures import launch_signatures
@@ -201,7 +201,6 @@ def _median_unit(values: np.ndarray) -> float:
     return (half + 0.5) / 1000
 
 
-@register
 class WaveScalingModel:
     """Habitat's wave scaling with gamma from the trace (module docstring); every kernel, no metrics needed."""
 

@@ -56,10 +56,11 @@ import numpy as np
 from nodecast.machines.compose import same_host
 from nodecast.machines.schema import Measured
 from nodecast.models import pageable
-from nodecast.models.base import ModelResult, register
+from nodecast.models.base import ModelResult
 from nodecast.models.baselines import PeakBandwidthModel
-from nodecast.models.transfer import (UNKNOWN_HOST, UNKNOWN_HOST_NOTE, AheadModel, TransferModelBase, _group_mask,
-                                      unknown_host_note)
+from nodecast.models.transfer import AheadModel
+from nodecast.models.transfer_base import (UNKNOWN_HOST, UNKNOWN_HOST_NOTE, TransferModelBase, group_mask,
+                                           unknown_host_note)
 from nodecast.words import plural
 from nodecast.traces.kinds import TransferClass
 
@@ -151,7 +152,7 @@ class SourceScaledModel:
                          f"projection > 0: {self.base.name}'s absolute projection kept")
         notes.extend(n for n in on_target.notes if UNKNOWN_HOST_NOTE not in n)
         low = high = None
-        unknown = handled & _group_mask(trace, UNKNOWN_HOST)
+        unknown = handled & group_mask(trace, UNKNOWN_HOST)
         if on_target.low_s is not None and on_target.high_s is not None:
             ends = []
             for t_end, s_end in ((on_target.low_s, on_source.low_s), (on_target.high_s, on_source.high_s)):
@@ -222,7 +223,6 @@ class SourceScaledModel:
         return out
 
 
-@register
 class AheadScaledModel(SourceScaledModel):
     """The source's measured times scaled by ``ahead``'s target/source ratio."""
 
@@ -234,7 +234,6 @@ class AheadScaledModel(SourceScaledModel):
     base_factory: ClassVar[type[TransferModelBase]] = AheadModel
 
 
-@register
 class PeakBandwidthScaledModel(SourceScaledModel):
     """The source's measured times scaled by ``peak-bandwidth``'s target/source ratio."""
 

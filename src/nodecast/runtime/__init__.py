@@ -8,28 +8,31 @@ from a one-off calibration of the target node.
 
 Modules (one concern each):
 
-``engine``        tiny deterministic discrete-event kernel (heap of ``(time, seq, callback, arg)``)
-``network``       fluid max-min bandwidth sharing, validated against SimGrid 3.32 (the oracle)
-``platform``      memory nodes, directed links, routes, bus calibration; from StarPU files or a Machine
-``starpu_files``  readers of StarPU's platform XML, bus matrices and history-based models
-``perfmodel``     kernel durations (mean, normal or irregular-histogram sampling) and the provider hook
-``kernel_roofline`` roofline-projected times for GPU kernels without a model (``--roofline-missing``)
-``dag``           task graphs with StarPU's implicit dependencies (a builder; graphs are ``nodecast.graph.OpGraph``); the DAG JSON format
-``apps``          tiled Cholesky and LU as StarPU 1.4's examples submit them
-``memory``        GPU memory bookkeeping (chunks, LRU, cache, dirty counts)
-``schedulers``    eager, random, ws/lws, dmda, dmdar, dmdas, heft
-``runtime``       workers, data coherence, requests, transfers, overheads: ``Simulation``
+``simulation``    ``Simulation``: sets up the shared state and runs the loop; puts the modules below together
+``options``       ``RuntimeOptions`` and ``Overheads`` (Table 2)
+``workers``       the workers (GPUs with their drivers, CPU cores)
+``execution``     tasks: pushed to the scheduler, inputs fetched, kernels run, successors released
+``schedulers``    one policy per file (eager, random, ws/lws, dmda/dmdar/dmdas, heft), the ``SchedulerView`` they
+                  see, and the registry ``SCHEDULERS``
+``coherence``     valid copies per data handle and node, clean/dirty order, wont_use, transfer predictions
+``requests``      copy requests, queued per channel within StarPU's in-flight limits
+``allocation``    GPU memory: chunk reuse, eviction, purges (with ``memory``: the per-GPU bookkeeping)
+``transfers``     StarPU's stream rules, then the fluid network (``nodecast.engine.network``)
 ``outputs``       ``SimResult`` (one run's result: summary, tables, schedule, headline) and its Chrome trace
-``reference``     comparison with StarPU+SimGrid's own predictions (``ReferenceComparison``)
-``sweep``         many independent simulations at once (Dask: local cluster or a scheduler address); ``SweepResult``
-``setup``         the platform and kernel models from what a user names (StarPU folder, platform file, machine): ``SimSetup``
+``setup``         the platform and kernel models from what a user names (StarPU folder, platform file, machine)
+
+The engine below (``nodecast.engine``: event kernel, fluid network,
+platform), task graphs and applications (``nodecast.graph``) and kernel
+models (``nodecast.models``) are shared with the rest of nodecast; sweeps and
+the comparison with StarPU+SimGrid are workflows
+(``nodecast.workflows.simulate_sweep``, ``simulate_reference``).
 
 Terminal text, figures (Gantt, GFlop/s against size) and HTML pages of these
 results are drawn by ``nodecast.report`` (``terminal``, ``figures``, ``html``).
 
 Example::
 
-    from nodecast.sim import Platform, KernelModels, cholesky, Simulation, RuntimeOptions
+    from nodecast.runtime import Platform, KernelModels, cholesky, Simulation, RuntimeOptions
 
     sampling = "../shared/data/starpu/sampling"
     plat = Platform.from_starpu(f"{sampling}/bus/attila.platform.v4.xml")
@@ -43,12 +46,37 @@ The same from the command line::
         --starpu-dir ../shared/data/starpu/sampling --starpu-machine attila
 """
 
-from nodecast.engine.platform import Platform
-from nodecast.graph.apps import cholesky, lu
-from nodecast.graph.taskgraph import TaskGraph, load_dag
-from nodecast.models.history import KernelModels, KernelQuery
-from nodecast.runtime.outputs import SimResult, write_chrome_trace
-from nodecast.runtime.simulation import Overheads, RuntimeOptions, Simulation
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nodecast.engine.platform import Platform
+    from nodecast.graph.apps import cholesky, lu
+    from nodecast.graph.taskgraph import TaskGraph, load_dag
+    from nodecast.models.history import KernelModels, KernelQuery
+    from nodecast.runtime.options import Overheads, RuntimeOptions
+    from nodecast.runtime.outputs import SimResult, write_chrome_trace
+    from nodecast.runtime.simulation import Simulation
+
+#: Name -> the module it comes from. NOTE: imported on first use, not with the package: ``nodecast simulate``
+#: reads the scheduler registry (``nodecast.runtime.schedulers``) to build its help, which must not load the whole
+#: runtime at every start of the command line.
+_EXPORTS = {
+    "KernelModels": "nodecast.models.history",
+    "KernelQuery": "nodecast.models.history",
+    "Overheads": "nodecast.runtime.options",
+    "Platform": "nodecast.engine.platform",
+    "RuntimeOptions": "nodecast.runtime.options",
+    "SimResult": "nodecast.runtime.outputs",
+    "Simulation": "nodecast.runtime.simulation",
+    "TaskGraph": "nodecast.graph.taskgraph",
+    "cholesky": "nodecast.graph.apps",
+    "load_dag": "nodecast.graph.taskgraph",
+    "lu": "nodecast.graph.apps",
+    "write_chrome_trace": "nodecast.runtime.outputs",
+}
 
 __all__ = [
     "KernelModels",
@@ -64,3 +92,12 @@ __all__ = [
     "lu",
     "write_chrome_trace",
 ]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nodecast.runtime' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

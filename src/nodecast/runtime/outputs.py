@@ -18,15 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodecast.fileio import atomic_path
+from nodecast import trace_events
 from nodecast.headline import Number
-from nodecast.graph.taskgraph import total_flops
-from nodecast.strict_json import dumps
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from nodecast.runtime.simulation import Simulation
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,11 @@ class NodeStats:
 
 @dataclass
 class SimResult:
-    """What one simulated run produced (see the module docstring for units)."""
+    """What one simulated run produced (see the module docstring for units).
+
+    Made by ``Simulation.run`` (``nodecast.runtime.simulation``); this module
+    does not know the runtime that fills it.
+    """
 
     app: str
     platform: str
@@ -104,101 +104,6 @@ class SimResult:
     def purges(self) -> int:
         """Memory reclaims (StarPU prints its "purge" warning at the first one)."""
         return sum(n.purges for n in self.nodes)
-
-    @classmethod
-    def from_simulation(cls, sim: Simulation) -> SimResult:
-        plat = sim.platform
-        span = sim.makespan_s
-        workers = [WorkerStats(w.name, w.kind, w.ntasks, w.busy_s, max(0.0, span - w.busy_s)) for w in sim.workers]
-        net = sim.net
-        links = [
-            LinkStats(name, bw, b, busy)
-            for name, bw, b, busy in zip(plat.link_names, plat.link_bandwidth_bps, net.link_bytes, net.link_busy_s, strict=True)
-        ]
-        nodes = []
-        for g in plat.gpu_nodes:
-            m = sim.mem[g]
-            nodes.append(
-                NodeStats(
-                    plat.node_names[g],
-                    m.capacity_bytes,
-                    m.peak_bytes,
-                    m.mallocs,
-                    m.evictions,
-                    m.write_backs,
-                    m.reuses,
-                    m.full_events,
-                    m.purges,
-                )
-            )
-        transfers: dict[str, dict[str, float]] = {}
-        for s in range(plat.n_nodes):
-            for d in range(plat.n_nodes):
-                if sim.copies[s][d]:
-                    transfers[f"{plat.node_names[s]}->{plat.node_names[d]}"] = {
-                        "copies": sim.copies[s][d],
-                        "bytes": sim.bytes_moved[s][d],
-                    }
-        opt = sim.opt
-        options = {
-            "scheduler": opt.scheduler,
-            "workers": opt.workers,
-            "pipeline": opt.pipeline,
-            "prefetch": opt.prefetch,
-            "sharing": opt.sharing,
-            "seed": opt.seed,
-            "kernel_times": sim.models.mode,
-            "overheads": asdict(opt.overheads),
-        }
-        trace = None
-        if opt.trace:
-            names, kernels, kernel, data_names = sim.graph.names, sim.tasks.kernels, sim.task_kernel, sim.tasks.data_names
-            trace = {
-                "tasks": [
-                    {"task": names[t], "kernel": kernels[kernel[t]], "worker": sim.workers[w].name, "start_s": a, "end_s": b}
-                    for t, w, a, b in sim.trace_tasks
-                ],
-                "transfers": [
-                    {
-                        "data": data_names[h],
-                        "src": plat.node_names[s],
-                        "dst": plat.node_names[d],
-                        "bytes": size,
-                        "start_s": a,
-                        "end_s": b,
-                    }
-                    for h, s, d, size, a, b in sim.trace_hops
-                ],
-                "evictions": [{"time_s": t, "node": plat.node_names[n], "data": data_names[h]} for t, n, h, _ in sim.trace_evictions],
-            }
-        models = sim.models
-        inputs = {
-            "platform_source": plat.source,
-            "kernel_models": str(models.folder / f"*.{models.machine}") if models.folder is not None else "none (times given)",
-            "gpu_models": list(plat.gpu_models),
-            "cpus": plat.n_cpus,
-            "link_latency_s": list(plat.link_latency_s),
-        }
-        notes = list(dict.fromkeys(sim.notes))
-        if sim.dropped_prefetches:
-            notes.append(f"{sim.dropped_prefetches} prefetch attempt(s) postponed for lack of GPU memory")
-        return cls(
-            app=sim.tasks.name,
-            platform=plat.name,
-            scheduler=opt.scheduler,
-            n_tasks=sim.n_tasks,
-            makespan_s=span,
-            total_flops=total_flops(sim.graph),
-            workers=workers,
-            links=links,
-            nodes=nodes,
-            transfers=transfers,
-            events=sim.env.processed,
-            notes=notes,
-            options=options,
-            trace=trace,
-            inputs=inputs,
-        )
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready dict of the result (without the trace)."""
@@ -346,7 +251,8 @@ def chrome_trace(result: SimResult) -> dict[str, Any]:
 
 
 def write_chrome_trace(result: SimResult, path: str | Path) -> None:
-    """Write ``chrome_trace(result)`` (atomically, compact strict JSON: a number that is not finite is null)."""
+    """Write ``chrome_trace(result)`` with the one Chrome-trace writer (``nodecast.trace_events``: atomically,
+    compact strict JSON, a number that is not finite null), keys sorted and a final newline as these files
+    have always been."""
     doc = chrome_trace(result)
-    with atomic_path(path) as tmp:
-        tmp.write_text(dumps(doc, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    trace_events.write(path, doc["traceEvents"], doc["otherData"], sort_keys=True, newline=True)

@@ -1,47 +1,29 @@
-"""A StarPU-like task runtime on the discrete-event engine (Stanisic et al., sections 3-7).
+"""A StarPU-like task runtime on the discrete-event engine (Stanisic et al., sections 3-7): ``Simulation``.
 
-What is modelled, and where it comes from:
+What is modelled, and where it comes from (each concern has its module, and
+``Simulation`` puts them together over one shared state):
 
 Submission (section 3)
     The application thread submits tasks in order, one every
     ``Overheads.task_submit_s`` (StarPU 1.4's simulated submission cost, 1 µs).
     A task whose dependencies are done when it is submitted is pushed to the
     scheduler at its submission time; otherwise when its last predecessor ends.
-Workers (section 4)
-    ``workers="gpus"``: one worker per GPU, CPUs only drive them (the paper's
-    setting); ``workers="all"``: GPU workers plus one CPU worker per remaining
-    core (StarPU's default reserves one core per GPU driver). A GPU worker
-    fetches the input of one task at a time and keeps up to ``pipeline`` (2)
-    tasks queued on its device; queuing a kernel costs the driver
-    ``gpu_queue_s``; kernels without ``async`` (POTRF, GETRF) run synchronously
-    and block the driver.
-Data (section 5)
-    MSI-like coherence per data handle and memory node: reads create replicas,
-    a write invalidates every other replica. GPU memory is bounded
-    (``MemoryNode``): StarPU 1.4 uses 90 % of the device memory, in whole MiB
-    (``gpu_memory_margin``). A replica to bring in needs a chunk: a cached
-    chunk, a new one (``cudaMalloc`` cost, serialised across GPUs as StarPU's
-    simulated allocator is), or the chunk of a clean replica (valid elsewhere),
-    least recently used first. When no clean chunk can be taken StarPU
-    *purges*: it frees twice the needed size, writing dirty replicas back to RAM
-    first, pays ``cudaFree`` per chunk (which also waits for every transfer in
-    flight) and ``cudaMalloc``; the GPU's driver handles nothing else meanwhile.
-    Idle requests never evict; prefetches do not evict data prefetched for
-    another queued task. ``wont_use`` hints move chunks to the front of the
-    eviction order and queue an idle write-back; when fewer than 5 % of a
-    GPU's chunks are clean, idle write-backs are queued until 10 % are
-    (StarPU's minimum/target clean buffers).
-Requests and transfers (section 6)
-    Each GPU handles its requests (fetch before prefetch before idle; at most 20
-    in flight, 10 prefetches, 1 idle). A transfer costs ``transfer_queue_s``
-    (10 µs, Table 2), then obeys StarPU's stream rules: transfers between the
-    same pair of nodes are sequential, crossed GPU<->GPU transfers are
-    sequential, GPU->GPU transfers are sequential with transfers into either
-    GPU. Then it flows through the fluid network (max-min bandwidth sharing
-    over per-pair links and the shared PCI/Host links). GPU->GPU copies go
-    peer-to-peer where allowed, else through RAM.
+Workers (section 4): ``nodecast.runtime.workers``, ``nodecast.runtime.execution``
+    One worker per GPU (with its driver), and optionally per remaining CPU
+    core; a GPU keeps up to ``pipeline`` kernels queued on its device.
+Scheduling: ``nodecast.runtime.schedulers``
+    One policy per file; a policy sees the runtime through a
+    ``SchedulerView``, built here.
+Data (section 5): ``nodecast.runtime.coherence``, ``nodecast.runtime.allocation``, ``nodecast.runtime.memory``
+    MSI-like coherence per data handle and memory node; bounded GPU memory
+    with chunk reuse, eviction and StarPU's purge.
+Requests and transfers (section 6): ``nodecast.runtime.requests``, ``nodecast.runtime.transfers``
+    Requests queue per channel within StarPU's in-flight limits; a transfer
+    obeys StarPU's stream rules, then flows through the fluid network.
+    GPU->GPU copies go peer-to-peer where allowed, else through RAM.
 Computation (section 7)
     Kernel durations come from ``KernelModels`` (mean, or sampled).
+Options and overheads: ``nodecast.runtime.options``
 
 The result is a ``SimResult`` (``nodecast.runtime.outputs``).
 """
@@ -49,172 +31,36 @@ The result is a ``SimResult`` (``nodecast.runtime.outputs``).
 from __future__ import annotations
 
 import math
-from collections import deque
-from dataclasses import dataclass, field
+from collections import OrderedDict, deque
+from dataclasses import asdict
 from functools import partial
 from heapq import heappush
 from itertools import compress
 
 import numpy as np
 
+from nodecast.engine.events import Environment
+from nodecast.engine.network import FluidNetwork
+from nodecast.engine.platform import Platform
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import OpGraph
-from nodecast.graph.taskgraph import RW, R, W, TaskGraph, task_data
-from nodecast.engine.events import Environment
-from nodecast.runtime.memory import MemoryNode
-from nodecast.engine.network import FluidNetwork
+from nodecast.graph.taskgraph import R, W, TaskGraph, task_data, total_flops
 from nodecast.models.history import KernelModels
-from nodecast.engine.platform import RAM, Platform
+from nodecast.runtime.allocation import Allocation
+from nodecast.runtime.coherence import Coherence
+from nodecast.runtime.execution import TaskExecution
+from nodecast.runtime.memory import MemoryNode
+from nodecast.runtime.options import RuntimeOptions
+from nodecast.runtime.outputs import LinkStats, NodeStats, SimResult, WorkerStats
+from nodecast.runtime.requests import Request, Requests
+from nodecast.runtime.schedulers import Scheduler, SchedulerView, make_scheduler
+from nodecast.runtime.transfers import Hop, Transfers, stream_conflicts
+from nodecast.runtime.workers import make_workers
 
-FETCH, PREFETCH, IDLE = 0, 1, 2
 _MIB = 1 << 20
 
 
-@dataclass(frozen=True)
-class Overheads:
-    """Runtime overheads in seconds (the paper's Table 2, with StarPU 1.4's simulated values).
-
-    Table 2 lists transfer-queue management 10 µs, cudaMalloc 175 µs, cudaFree
-    125 µs and pinned host allocation 650 µs/MB. StarPU 1.4's simulation charges
-    10 µs per transfer and per queued GPU kernel, 175 µs per cudaMalloc and
-    750 µs per cudaFree (both under one global lock), 1 µs per task submission,
-    650 µs/MiB for pinned host memory (not used by these applications, whose
-    matrix is registered, not allocated, in simulation).
-    """
-
-    task_submit_s: float = 1e-6
-    transfer_queue_s: float = 10e-6
-    gpu_queue_s: float = 10e-6
-    cuda_malloc_s: float = 175e-6
-    cuda_free_s: float = 750e-6
-    pinned_alloc_s_per_byte: float = 650e-6 / _MIB
-
-    @classmethod
-    def none(cls) -> Overheads:
-        """No runtime overhead at all (the paper's "naive" simulation of Fig. 1)."""
-        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-@dataclass
-class RuntimeOptions:
-    """How the runtime behaves. Defaults follow StarPU 1.4.
-
-    Attributes:
-        scheduler: policy name (``nodecast.runtime.schedulers.SCHEDULERS``).
-        workers: ``"gpus"`` (CPUs only drive GPUs, the paper's setting) or
-            ``"all"`` (CPU workers too).
-        n_cpu_workers: CPU workers with ``workers="all"`` (default: cores minus
-            one per GPU, as StarPU reserves a core per GPU driver).
-        pipeline: kernels a GPU worker may have queued on its device
-            (``STARPU_CUDA_PIPELINE``, 2); 0 makes every kernel synchronous.
-        prefetch: prefetch inputs when a task is assigned (dmda family, random, heft).
-        sharing: ``"maxmin"`` or ``"cm02"`` bandwidth sharing (``nodecast.engine.network``).
-        overheads: runtime overheads (Table 2).
-        seed: seed of the random policy (kernel sampling has its own, in ``KernelModels``).
-        trace: record every task, transfer and eviction (for traces and Gantt charts).
-        alpha, beta: dmda's weights of termination time and transfer time.
-        max_requests, max_prefetch_requests, max_idle_requests: StarPU's limits
-            on requests in flight per channel (handling node, peer node, direction).
-        min_clean_fraction, target_clean_fraction: StarPU's minimum and target
-            share of clean chunks per GPU (5 % and 10 %).
-        gpu_memory_margin: share of GPU memory StarPU uses (``FREE_MARGIN``, 0.9,
-            counted in whole MiB); None uses the platform's memory as is.
-    """
-
-    scheduler: str = "dmda"
-    workers: str = "gpus"
-    n_cpu_workers: int | None = None
-    pipeline: int = 2
-    prefetch: bool = True
-    sharing: str = "maxmin"
-    overheads: Overheads = field(default_factory=Overheads)
-    seed: int = 0
-    trace: bool = False
-    alpha: float = 1.0
-    beta: float = 1.0
-    max_requests: int = 20
-    max_prefetch_requests: int = 10
-    max_idle_requests: int = 1
-    min_clean_fraction: float = 0.05
-    target_clean_fraction: float = 0.10
-    gpu_memory_margin: float | None = 0.9
-
-
-class Worker:
-    """A processing unit: a GPU (with its driver) or a CPU core."""
-
-    __slots__ = (
-        "wid",
-        "name",
-        "kind",
-        "node",
-        "devid",
-        "pipeline",
-        "fetching",
-        "ondevice",
-        "free_at",
-        "blocked",
-        "busy_s",
-        "ntasks",
-        "arch_index",
-        "is_gpu",
-    )
-
-    def __init__(self, wid: int, name: str, kind: str, node: int, devid: int, pipeline: int, arch_index: int) -> None:
-        self.wid = wid
-        self.name = name
-        self.kind = kind
-        self.is_gpu = kind == "cuda"
-        self.node = node
-        self.devid = devid
-        self.pipeline = pipeline
-        self.fetching = -1
-        self.ondevice = 0
-        self.free_at = 0.0
-        self.blocked = False
-        self.busy_s = 0.0
-        self.ntasks = 0
-        self.arch_index = arch_index
-
-
-class Request:
-    """A copy of data handle ``h`` into memory node ``dst`` (one or two hops), and who waits for it."""
-
-    __slots__ = ("h", "dst", "kind", "handler", "ch", "waiters", "state", "queued")
-
-    def __init__(self, h: int, dst: int, kind: int, handler: int, ch: int) -> None:
-        self.h = h
-        self.dst = dst
-        self.kind = kind
-        self.handler = handler
-        self.ch = ch
-        self.waiters: list = []
-        self.state = 0  # 0 queued, 1 dispatched, 2 done, 3 dropped
-        self.queued = True
-
-
-class Hop:
-    """One transfer between two memory nodes through the fluid network."""
-
-    __slots__ = ("h", "src", "dst", "size", "version", "nwait", "wake", "done", "cont", "arg", "t_issue", "t_start", "flow", "seq")
-
-    def __init__(self, h, src, dst, size, version, cont, arg, t_issue) -> None:
-        self.h = h
-        self.src = src
-        self.dst = dst
-        self.size = size
-        self.version = version
-        self.nwait = 0
-        self.wake: list[Hop] = []
-        self.done = False
-        self.cont = cont
-        self.arg = arg
-        self.t_issue = t_issue
-        self.t_start = math.nan
-        self.flow = None
-
-
-class Simulation:
+class Simulation(TaskExecution, Coherence, Requests, Allocation, Transfers):
     """One simulated execution of the task graph ``graph`` (an OpGraph; a ``TaskGraph`` builder is built) on ``platform``.
 
     Raises InputError at construction for a kernel without a model, a task whose
@@ -224,8 +70,6 @@ class Simulation:
     """
 
     def __init__(self, graph: OpGraph | TaskGraph, platform: Platform, models: KernelModels, options: RuntimeOptions | None = None) -> None:
-        from nodecast.runtime.schedulers import Scheduler, make_scheduler
-
         if isinstance(graph, TaskGraph):
             graph = graph.build()
         td = task_data(graph)
@@ -243,47 +87,20 @@ class Simulation:
         self.env = Environment()
         self.net = FluidNetwork(self.env, platform.link_bandwidth_bps, names=platform.link_names, sharing=self.opt.sharing)
         self.notes: list[str] = list(platform.notes) + list(graph.notes)
-        self._setup_workers()
+        self.workers, self.arches = make_workers(platform, self.opt)
+        self.sync_gpu = self.opt.pipeline == 0
         self._setup_tasks()
         self._setup_data()
-        self.sched = make_scheduler(self.opt.scheduler, self)
+        self.view = self._scheduler_view()
+        self.sched = make_scheduler(self.opt.scheduler, self.view)
         # NOTE: most policies keep the base class's no-op hook; skip the call per task then.
         hook = type(self.sched).after_completion
         self._after_completion = None if hook is Scheduler.after_completion else self.sched.after_completion
-        self.current_worker = -1
         self.makespan_s = 0.0
         self.finished = 0
         self.trace_tasks: list[tuple[int, int, float, float]] = []
         self.trace_hops: list[tuple[int, int, int, int, float, float]] = []
         self.trace_evictions: list[tuple[float, int, int, bool]] = []
-
-    # ------------------------------------------------------------------ setup
-    def _setup_workers(self) -> None:
-        plat, opt = self.platform, self.opt
-        if opt.workers not in ("gpus", "all"):
-            raise InputError(f"workers must be 'gpus' or 'all' (got {opt.workers!r})", key="--workers")
-        if opt.pipeline < 0:
-            raise InputError(f"pipeline must be >= 0 (got {opt.pipeline})", key="--pipeline")
-        if opt.n_cpu_workers is not None and opt.n_cpu_workers < 0:
-            raise InputError(f"CPU workers must be >= 0 (got {opt.n_cpu_workers})", key="--ncpus")
-        self.workers: list[Worker] = []
-        self.arches: list[tuple[str, int]] = []
-        for g in plat.gpu_nodes:
-            arch = ("cuda", plat.model_devid[g])
-            if arch not in self.arches:
-                self.arches.append(arch)
-            self.workers.append(
-                Worker(len(self.workers), plat.node_names[g], "cuda", g, plat.model_devid[g], max(1, opt.pipeline), self.arches.index(arch))
-            )
-        self.sync_gpu = opt.pipeline == 0
-        if opt.workers == "all":
-            ncpu = opt.n_cpu_workers if opt.n_cpu_workers is not None else max(0, plat.n_cpus - len(plat.gpu_nodes))
-            if ncpu:
-                self.arches.append(("cpu", 0))
-            for i in range(ncpu):
-                self.workers.append(Worker(len(self.workers), f"CPU{i}", "cpu", RAM, 0, 1, len(self.arches) - 1))
-        if not self.workers:
-            raise InputError("no worker to run tasks (the platform has no GPU and no CPU worker was requested)", key="--workers")
 
     def _setup_tasks(self) -> None:
         g, td, models = self.graph, self.tasks, self.models
@@ -371,7 +188,7 @@ class Simulation:
                 k += 1
 
     def _setup_data(self) -> None:
-        g, plat, opt = self.graph, self.platform, self.opt
+        plat, opt = self.platform, self.opt
         nh = self.tasks.n_data
         nn = plat.n_nodes
         self.nn = nn
@@ -394,8 +211,6 @@ class Simulation:
             m = MemoryNode(node, cap)
             self.mem[node] = m
             self.clean_lru[node] = m.lru
-            from collections import OrderedDict
-
             self.dirty_lru[node] = OrderedDict()
         # a task's data must fit in every GPU that may run it
         gpu_caps = [self.mem[x].capacity_bytes for x in plat.gpu_nodes]
@@ -428,7 +243,7 @@ class Simulation:
         self.live_hops: dict[int, None] = {}
         self.malloc_free_at = 0.0
         self.pair_last: dict[tuple[int, int], Hop] = {}
-        self.conflicts = self._stream_conflicts()
+        self.conflicts = stream_conflicts(nn)
         self.hops_started = 0
         self.bytes_moved = [[0.0] * nn for _ in range(nn)]
         self.copies = [[0] * nn for _ in range(nn)]
@@ -439,39 +254,19 @@ class Simulation:
         # predicted hop times (StarPU's starpu_transfer_predict) per size, cached
         self._predict_cache: dict[tuple[int, int, int], float] = {}
 
-    def _stream_conflicts(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
-        """For each ordered pair, the pairs whose pending transfers a new transfer must wait for.
-
-        StarPU 1.4's simulated CUDA streams (``transfers_are_sequential``): same
-        pair; crossed GPU<->GPU; a GPU->GPU transfer and any transfer into its
-        source or destination.
-        """
-        nn = self.nn
-        out = {}
-        for s in range(nn):
-            for d in range(nn):
-                if s == d:
-                    continue
-                new_gg = s != RAM and d != RAM
-                lst = []
-                for s2 in range(nn):
-                    for d2 in range(nn):
-                        if s2 == d2:
-                            continue
-                        old_gg = s2 != RAM and d2 != RAM
-                        seq = (s2 == s and d2 == d) or (new_gg and s == d2 and s2 == d)
-                        seq = seq or (new_gg and (d2 == s or d2 == d))
-                        seq = seq or (old_gg and (d == s2 or d == d2))
-                        if seq:
-                            lst.append((s2, d2))
-                out[(s, d)] = lst
-        return out
+    def _scheduler_view(self) -> SchedulerView:
+        """The part of this runtime a scheduling policy sees (live: the same lists and dicts, read as they change)."""
+        return SchedulerView(
+            workers=self.workers, options=self.opt, platform=self.platform, clock=self.env, n_tasks=self.n_tasks,
+            task_type=self.task_type, type_len=self.type_len, task_priority=self.task_priority,
+            task_handles=self.task_handles, task_reads=self.task_reads, successors=self.succs, valid=self.valid,
+            requested=self.pending, data_bytes=self.size, transfer_estimates=self._cost_cache, wake=self.wake,
+            prefetch=self.prefetch_task, select_src=self.select_src, expected_transfer_s=self.expected_transfer_s,
+        )
 
     # ------------------------------------------------------------------ run
-    def run(self):
+    def run(self) -> SimResult:
         """Simulate until every task has ended; returns a ``SimResult``."""
-        from nodecast.runtime.outputs import SimResult
-
         env = self.env
         g = self.graph
         for t in range(self.n_tasks):
@@ -484,737 +279,99 @@ class Simulation:
             stuck = [g.names[t] for t in range(self.n_tasks) if math.isnan(self.task_end[t])][:5]
             msg = f"simulation stalled with {self.n_tasks - self.finished} task(s) not run (e.g. {stuck})"
             raise RuntimeError(msg)
-        return SimResult.from_simulation(self)
+        return self.result()
 
-    # -------------------------------------------------------------- tasks
-    def _push(self, t: int) -> None:
-        self.task_ready[t] = self.env.now
-        self.sched.push(t)
-
-    def wake(self, w: Worker) -> None:
-        """Let worker ``w`` look for work now (called by schedulers after a push)."""
-        self._progress(w)
-
-    def _progress(self, w: Worker) -> None:
-        pop = self.sched.pop
-        fetch = self._start_fetch
-        if w.is_gpu:
-            while w.fetching < 0 and not w.blocked and w.ondevice < w.pipeline:
-                t = pop(w)
-                if t < 0:
-                    return
-                fetch(w, t)
-        else:
-            while w.fetching < 0 and w.ondevice == 0:
-                t = pop(w)
-                if t < 0:
-                    return
-                fetch(w, t)
-
-    def _start_fetch(self, w: Worker, t: int) -> None:
-        w.fetching = t
-        self.task_worker[t] = w.wid
-        node = w.node
-        if self.task_prefetched[t]:
-            pf = self.prefetched[node]
-            for h in self.task_reads[t]:
-                n = pf.get(h, 0) - 1
-                if n > 0:
-                    pf[h] = n
-                elif n == 0:
-                    del pf[h]
-        pin = self.pin[node]
-        valid = self.valid
-        alloc = self.alloc
-        wait = self.task_wait
-        # One sentinel count so that a request completing synchronously cannot
-        # fire the task before all its requests are issued.
-        wait[t] = 1
-        for h, m in zip(self.task_handles[t], self.task_modes[t]):
-            pin[h] += 1
-            if m & R:
-                if not valid[h] >> node & 1:
-                    wait[t] += 1
-                    self.request(h, node, FETCH, self._input_ready, t)
-            elif not alloc[h] >> node & 1:
-                wait[t] += 1
-                self.request_alloc(h, node, self._input_ready, t)
-        # NOTE: _input_ready(t) inlined (drop the sentinel count): one call less per task.
-        wait[t] -= 1
-        if wait[t] == 0:
-            self._data_ready(t)
-
-    def _input_ready(self, t: int) -> None:
-        wait = self.task_wait
-        wait[t] -= 1
-        if wait[t] == 0:
-            self._data_ready(t)
-
-    def _data_ready(self, t: int) -> None:
-        env = self.env
-        now = env.now
-        w = self.workers[self.task_worker[t]]
-        node = w.node
-        if self.purging[node]:
-            self.deferred[node].append(t)
-            return
-        bit = 1 << node
-        valid = self.valid
-        version = self.version
-        if node:
-            clean = self.clean_lru[node]
-            dirty = self.dirty_lru[node]
-            for h, m in zip(self.task_handles[t], self.task_modes[t]):
-                if m & W:
-                    version[h] += 1
-                    if valid[h] != bit:
-                        self._set_valid(h, bit)
-                    dirty.move_to_end(h)
-                elif valid[h] == bit:
-                    dirty.move_to_end(h)
-                else:
-                    clean.move_to_end(h)
-        else:
-            for h, m in zip(self.task_handles[t], self.task_modes[t]):
-                if m & W:
-                    version[h] += 1
-                    if valid[h] != bit:
-                        self._set_valid(h, bit)
-        self.sched.on_exec_start(w, t)
-        ty = self.task_type[t]
-        sampler = self.type_samplers[ty][w.arch_index]
-        dur = sampler() if sampler is not None else self.type_len[ty][w.arch_index]
-        w.fetching = -1
-        if w.is_gpu:
-            if self.task_async[t]:
-                start = now + self.gpu_queue_s
-                if w.free_at > start:
-                    start = w.free_at
-            else:
-                start = now if w.free_at < now else w.free_at
-                w.blocked = True
-        else:
-            start = now
-        end = start + dur
-        w.free_at = end
-        w.ondevice += 1
-        self.task_start[t] = start
-        self.task_len[t] = dur
-        heappush(env.queue, (end, next(env.counter), self._exec_end, t))
-        if w.is_gpu:
-            self._progress(w)
-
-    def _exec_end(self, t: int) -> None:
-        env = self.env
-        now = env.now
-        w = self.workers[self.task_worker[t]]
-        self.task_end[t] = now
-        w.busy_s += self.task_len[t]
-        w.ntasks += 1
-        w.ondevice -= 1
-        w.blocked = False
-        self.finished += 1
-        if now > self.makespan_s:
-            self.makespan_s = now
-        if self.tracing:
-            self.trace_tasks.append((t, w.wid, self.task_start[t], now))
-        node = w.node
-        pin = self.pin[node]
-        for h in self.task_handles[t]:
-            pin[h] -= 1
-        sched = self.sched
-        sched.on_exec_end(w, t)
-        prev = self.current_worker
-        self.current_worker = w.wid
-        npending = self.npending
-        submit = self.submit_s
-        for s in self.succs[t]:
-            npending[s] -= 1
-            if npending[s] == 0:
-                if submit[s] > now:
-                    heappush(env.queue, (submit[s], next(env.counter), self._push, s))
-                else:
-                    # NOTE: _push(s) inlined (the clock is ``now``): one call less per task.
-                    self.task_ready[s] = now
-                    sched.push(s)
-        wont = self.wont_after.get(t)
-        if wont is not None:
-            for ht, h in wont:
-                if submit[ht] > now:
-                    heappush(env.queue, (submit[ht], next(env.counter), self._wont_use, h))
-                else:
-                    self._wont_use(h)
-        self.current_worker = prev
-        if node:
-            if self.alloc_wait[node]:
-                self._retry_alloc(node)
-            self._unblock(node)
-            dirty = len(self.dirty_lru[node])
-            if (dirty + len(self.clean_lru[node])) * self.min_dirty_fraction < dirty:
-                self._tidy(node)
-        self._progress(w)
-        if self._after_completion is not None:
-            self._after_completion(w)
-
-    # --------------------------------------------------------- coherence
-    def _set_valid(self, h: int, new: int) -> None:
-        """Change the valid-node mask of ``h``, keeping the per-GPU clean/dirty LRU split right."""
-        old = self.valid[h]
-        self.valid[h] = new
-        changed = (old | new) & self.alloc[h] & ~1
-        node = 1
-        while changed >> node:
-            if changed >> node & 1:
-                b = 1 << node
-                was = old == b
-                now_dirty = new == b
-                if was != now_dirty:
-                    if now_dirty:
-                        self.clean_lru[node].pop(h, None)
-                        self.dirty_lru[node][h] = None
-                    else:
-                        self.dirty_lru[node].pop(h, None)
-                        self.clean_lru[node][h] = None
-            node += 1
-
-    def _touch(self, node: int, h: int) -> None:
-        if self.valid[h] == 1 << node:
-            self.dirty_lru[node].move_to_end(h)
-        else:
-            self.clean_lru[node].move_to_end(h)
-
-    def _wont_use(self, h: int) -> None:
-        """StarPU's ``starpu_data_wont_use``: evict first, and write back to RAM when the bus is idle."""
-        a = self.alloc[h]
-        for node in self.platform.gpu_nodes:
-            if a & (1 << node):
-                if self.valid[h] == 1 << node:
-                    self.dirty_lru[node].move_to_end(h, last=False)
-                    if (h << 8 | RAM) not in self.pending:
-                        self.request(h, RAM, IDLE, None, None, handler=node)
-                else:
-                    self.clean_lru[node].move_to_end(h, last=False)
-
-    def _tidy(self, node: int) -> None:
-        """Queue idle write-backs when fewer than 5 % of the node's chunks are clean (up to 10 %)."""
-        dirty = self.dirty_lru[node]
-        nchunks = len(dirty) + len(self.clean_lru[node])
-        if not nchunks:
-            return
-        clean = nchunks - len(dirty)
-        if clean >= self.opt.min_clean_fraction * nchunks:
-            return
-        target = self.opt.target_clean_fraction * nchunks
-        ch = (node * self.nn + RAM) * 2 + 1
-        planned = self.inflight[ch] + len(self.req_queues[ch][IDLE])
-        pin = self.pin[node]
-        pending = self.pending
-        chosen = []
-        for h in dirty:
-            if clean + planned >= target:
-                break
-            if pin[h] or (h << 8 | RAM) in pending:
-                continue
-            chosen.append(h)
-            planned += 1
-        for h in chosen:
-            self.request(h, RAM, IDLE, None, None, handler=node)
-
-    # ----------------------------------------------------------- requests
-    def request(self, h: int, dst: int, kind: int, cb, arg, *, handler: int | None = None) -> None:
-        """Make ``h`` valid on ``dst``; ``cb(arg)`` runs when it is (prefetches may be dropped)."""
-        key = h << 8 | dst
-        req = self.pending.get(key)
-        if req is not None:
-            if cb is not None:
-                req.waiters.append((cb, arg))
-            if kind < req.kind:
-                self._upgrade(req, kind)
-            return
-        nn = self.nn
-        if dst == RAM:
-            if handler is None:
-                handler = self._any_valid_gpu(h)
-            ch = (handler * nn + RAM) * 2 + 1
-        else:
-            handler = dst
-            src = self.select_src(h, dst)
-            ch = (dst * nn + (src if src >= 0 else RAM)) * 2
-        req = Request(h, dst, kind, handler, ch)
-        if cb is not None:
-            req.waiters.append((cb, arg))
-        self.pending[key] = req
-        self.req_queues[ch][kind].append(req)
-        self._pump(ch)
-
-    def request_alloc(self, h: int, dst: int, cb, arg) -> None:
-        """Allocate a chunk for ``h`` on ``dst`` without copying data (write-only access)."""
-        key = h << 8 | dst
-        req = self.pending.get(key)
-        if req is not None:
-            req.waiters.append((cb, arg))
-            if req.kind != FETCH:
-                self._upgrade(req, FETCH)
-            return
-        ch = (dst * self.nn + RAM) * 2
-        req = Request(h, dst, FETCH, dst, ch)
-        req.waiters.append((cb, arg))
-        req.state = 1
-        req.queued = False
-        self.pending[key] = req
-        self.inflight[ch] += 1
-        self._allocate(req, alloc_only=True)
-
-    def _any_valid_gpu(self, h: int) -> int:
-        v = self.valid[h]
-        node = 1
-        while v >> node:
-            if v >> node & 1:
-                return node
-            node += 1
-        return RAM
-
-    def _upgrade(self, req: Request, kind: int) -> None:
-        old = req.kind
-        req.kind = kind
-        if req.queued:
-            q = self.req_queues[req.ch]
-            try:
-                q[old].remove(req)
-            except ValueError:
-                pass
-            q[kind].append(req)
-            self._pump(req.ch)
-
-    def _unblock(self, node: int) -> None:
-        """Memory may have changed on ``node``: let its channels retry the prefetches that lacked room."""
-        # NOTE: called after every task and request on a GPU; the per-node count
-        # of blocked channels skips the channel scan when none is blocked.
-        if not self.n_oom_blocked[node]:
-            return
-        blocked = self.oom_blocked
-        for ch in self.channels_of[node]:
-            if blocked[ch]:
-                blocked[ch] = False
-                self.n_oom_blocked[node] -= 1
-                self._pump(ch)
-
-    def _pump_node(self, node: int) -> None:
-        for ch in self.channels_of[node]:
-            if self.req_queues[ch][0] or self.req_queues[ch][1] or self.req_queues[ch][2]:
-                self._pump(ch)
-
-    def _pump(self, ch: int) -> None:
-        """Dispatch the queued requests of channel ``ch`` within StarPU's in-flight limits.
-
-        Fetches while fewer than 20 requests of the channel are in flight,
-        prefetches (once no fetch waits) while fewer than 10, idle requests only
-        when none is.
-        """
-        handler = ch // 2 // self.nn
-        if self.purging[handler] or self.pumping[ch]:
-            return  # blocked in a purge, or an outer _pump of this channel is looping already
-        self.pumping[ch] = True
-        try:
-            fq, pq, iq = self.req_queues[ch]
-            inflight = self.inflight
-            opt = self.opt
-            while not self.purging[handler]:
-                n = inflight[ch]
-                if fq and n < opt.max_requests:
-                    req = fq.popleft()
-                elif self.oom_blocked[ch]:
-                    return
-                elif not fq and pq and n < opt.max_prefetch_requests:
-                    req = pq.popleft()
-                elif not fq and not pq and iq and n < opt.max_idle_requests:
-                    req = iq.popleft()
-                else:
-                    return
-                req.queued = False
-                if req.state != 0:
-                    continue
-                req.state = 1
-                inflight[ch] = n + 1
-                self._allocate(req)
-        finally:
-            self.pumping[ch] = False
-
-    # --------------------------------------------------------- allocation
-    # Protocol: every path out of _allocate that succeeds calls _after_alloc
-    # with the request's replica pinned once on its node (so that nobody can
-    # evict the chunk while the copy is staged or in flight); _after_alloc
-    # releases that pin when the request finishes.
-    def _allocate(self, req: Request, alloc_only: bool = False) -> None:
-        h, dst = req.h, req.dst
-        pin = self.pin[dst]
-        if dst == RAM or self.alloc[h] >> dst & 1 or self.valid[h] >> dst & 1:
-            pin[h] += 1
-            self._after_alloc(req, alloc_only)
-            return
-        m = self.mem[dst]
-        size = self.size[h]
-        if m.take_cached(size):
-            self._grant(h, dst)
-            pin[h] += 1
-            self._after_alloc(req, alloc_only)
-            return
-        delay = 0.0
-        ovh = self.opt.overheads
-        if not m.fits(size) and m.cache:
-            delay += m.free_cached(size) * ovh.cuda_free_s
-        if m.fits(size):
-            m.add_chunk(size)
-            self._grant(h, dst)
-            pin[h] += 1
-            # cudaFree/cudaMalloc under StarPU's global allocation lock
-            delay += ovh.cuda_malloc_s
-            now = self.env.now
-            end = (now if now > self.malloc_free_at else self.malloc_free_at) + delay
-            self.malloc_free_at = end
-            if end > now:
-                heappush(self.env.queue, (end, next(self.env.counter), self._after_alloc_ev, (req, alloc_only)))
-            else:
-                self._after_alloc(req, alloc_only)
-            return
-        m.full_events += 1
-        if req.kind == IDLE:
-            self._drop(req)  # StarPU never evicts for an idle request
-            return
-        victim, other_sizes = self._find_clean_victim(dst, size, req.kind == FETCH)
-        if victim >= 0:
-            # try_to_reuse_potentially_in_use_mc: take over a clean chunk, no cost
-            self._evict(dst, victim, free_chunk=False)
-            self._grant(h, dst)
-            pin[h] += 1
-            self._after_alloc(req, alloc_only)
-            return
-        self._purge(req, alloc_only, other_sizes)
-
-    def _find_clean_victim(self, node: int, size: int, demand: bool) -> tuple[int, bool]:
-        """First chunk of ``size`` bytes, least recently used first, that can be dropped without a write-back.
-
-        Also says whether some droppable clean chunk of another size was seen.
-        """
-        pin = self.pin[node]
-        pf = self.prefetched[node]
-        pending = self.pending
-        sizes = self.size
-        other = False
-        for h in self.clean_lru[node]:
-            if pin[h] or (not demand and h in pf) or (h << 8 | node) in pending:
-                continue
-            if sizes[h] == size:
-                return h, other
-            other = True
-        return -1, other
-
-    def _purge(self, req: Request, alloc_only: bool, scan_clean: bool = True) -> None:
-        """StarPU's memory reclaim: free 2 x size bytes (writing dirty chunks back first), then cudaMalloc.
-
-        Each freed chunk costs ``cuda_free_s`` and the allocation ``cuda_malloc_s``,
-        under the global allocation lock.
-        """
-        dst = req.dst
-        m = self.mem[dst]
-        size = self.size[req.h]
-        demand = req.kind == FETCH
-        pin = self.pin[dst]
-        pf = self.prefetched[dst]
-        pending = self.pending
-        victims: list[tuple[int, bool]] = []
-        freed = 0
-        need = 2 * size
-        sizes = self.size
-        lists = ((self.clean_lru[dst], False), (self.dirty_lru[dst], True)) if scan_clean else ((self.dirty_lru[dst], True),)
-        for lru, dirty in lists:
-            if freed >= need:
-                break
-            for h in lru:
-                if pin[h] or (not demand and h in pf) or (h << 8 | dst) in pending or (h << 8 | RAM) in pending:
-                    continue
-                victims.append((h, dirty))
-                freed += sizes[h]
-                if freed >= need:
-                    break
-        if not victims:
-            if demand:
-                self.alloc_wait[dst].append((req, alloc_only))
-            else:
-                self._drop(req)
-            return
-        m.purges += 1
-        self.purging[dst] += 1
-        state = [len(victims), req, alloc_only]
-        for h, dirty in victims:
-            pin[h] += 1
-        for h, dirty in victims:
-            if dirty:
-                m.write_backs += 1
-                self.sync_writebacks += 1
-                self._hop(h, dst, RAM, self._purge_step, (state, h))
-            else:
-                self._purge_step((state, h))
-
-    def _purge_step(self, arg) -> None:
-        state, v = arg
-        req = state[1]
-        dst = req.dst
-        pin = self.pin[dst]
-        pin[v] -= 1
-        if self.alloc[v] >> dst & 1 and not pin[v] and self.valid[v] != 1 << dst:
-            self._evict(dst, v, free_chunk=True)
-            self.mem[dst].frees += 1
-            state.append(v)
-        state[0] -= 1
-        if state[0]:
-            return
-        # Each cudaFree synchronises every GPU (waits for all transfers in
-        # flight), then takes cuda_free_s under the global allocation lock.
-        self._purge_free((req, state[2], len(state) - 3))
-
-    def _sync_transfers(self, cb, arg) -> None:
-        """Call ``cb(arg)`` once every transfer started so far has ended (StarPU's simulated cudaFree sync)."""
-        limit = self.hop_seq
-        live = sum(1 for seq in self.live_hops if seq < limit)
-        if not live:
-            cb(arg)
-        else:
-            self.sync_waiters.append([live, limit, cb, arg])
-
-    def _purge_free(self, arg) -> None:
-        req, alloc_only, nfree = arg
-        if nfree == 0:
-            self._purge_done((req, alloc_only))
-        else:
-            self._sync_transfers(self._purge_free_one, (req, alloc_only, nfree))
-
-    def _purge_free_one(self, arg) -> None:
-        req, alloc_only, nfree = arg
-        now = self.env.now
-        end = (now if now > self.malloc_free_at else self.malloc_free_at) + self.opt.overheads.cuda_free_s
-        self.malloc_free_at = end
-        heappush(self.env.queue, (end, next(self.env.counter), self._purge_free, (req, alloc_only, nfree - 1)))
-
-    def _purge_done(self, arg) -> None:
-        req, alloc_only = arg
-        dst = req.dst
-        self.purging[dst] -= 1
-        self._allocate(req, alloc_only)  # now there is room for a cudaMalloc (unless taken meanwhile)
-        if not self.purging[dst]:
-            deferred = self.deferred[dst]
-            self.deferred[dst] = []
-            for t in deferred:
-                self._data_ready(t)
-            self._pump_node(dst)
-
-    def _evict(self, node: int, h: int, free_chunk: bool) -> None:
-        """Drop ``h``'s replica on ``node``; its chunk is freed or handed over to the caller."""
-        b = 1 << node
-        if free_chunk:
-            self.mem[node].used_bytes -= self.size[h]
-        if self.valid[h] & b:
-            self.mem[node].evictions += 1
-            self._set_valid(h, self.valid[h] & ~b)
-            if self.opt.trace:
-                self.trace_evictions.append((self.env.now, node, h, True))
-        self.clean_lru[node].pop(h, None)
-        self.dirty_lru[node].pop(h, None)
-        self.alloc[h] &= ~b
-
-    def _grant(self, h: int, node: int) -> None:
-        self.alloc[h] |= 1 << node
-        if self.valid[h] == 1 << node:
-            self.dirty_lru[node][h] = None
-        else:
-            self.clean_lru[node][h] = None
-
-    def _retry_alloc(self, node: int) -> None:
-        waiting = self.alloc_wait[node]
-        self.alloc_wait[node] = deque()
-        while waiting:
-            req, alloc_only = waiting.popleft()
-            self._allocate(req, alloc_only)
-
-    def _after_alloc_ev(self, arg) -> None:
-        self._after_alloc(*arg)
-
-    def _after_alloc(self, req: Request, alloc_only: bool) -> None:
-        h, dst = req.h, req.dst
-        if alloc_only or self.valid[h] >> dst & 1:
-            self.pin[dst][h] -= 1
-            self._finish(req)
-            return
-        src = self.select_src(h, dst)
-        if src < 0:
-            # Only GPUs without a peer path hold it: stage through RAM first.
-            self.request(h, RAM, min(req.kind, PREFETCH), self._after_alloc_staged, req, handler=self._any_valid_gpu(h))
-            return
-        self._hop(h, src, dst, self._copy_done, req)
-
-    def _after_alloc_staged(self, req: Request) -> None:
-        self._after_alloc(req, False)
-
-    def _copy_done(self, req: Request) -> None:
-        self.pin[req.dst][req.h] -= 1
-        self._finish(req)
-
-    def _finish(self, req: Request) -> None:
-        key = req.h << 8 | req.dst
-        if self.pending.get(key) is req:
-            del self.pending[key]
-        req.state = 2
-        self.inflight[req.ch] -= 1
-        for cb, arg in req.waiters:
-            cb(arg)
-        self._pump(req.ch)
-        if req.dst != RAM:
-            if self.alloc_wait[req.dst]:
-                self._retry_alloc(req.dst)
-            self._unblock(req.dst)
-
-    def _drop(self, req: Request) -> None:
-        """A prefetch or idle request that found no room: put it back and retry it later.
-
-        StarPU keeps a request that failed with ENOMEM at the head of its list
-        and stops pushing prefetches on that channel; they are tried again
-        when the driver progresses (here: when a task ends on the node or a
-        request into it finishes).
-        """
-        req.state = 0
-        req.queued = True
-        self.inflight[req.ch] -= 1
-        self.dropped_prefetches += 1
-        self.req_queues[req.ch][req.kind].appendleft(req)
-        if not self.oom_blocked[req.ch]:
-            self.oom_blocked[req.ch] = True
-            self.n_oom_blocked[req.ch // 2 // self.nn] += 1
-
-    def select_src(self, h: int, dst: int) -> int:
-        """StarPU's ``_starpu_select_src_node``: the valid copy with the lowest predicted direct transfer time.
-
-        Returns -1 when every valid copy is on a GPU that cannot copy directly to ``dst``.
-        """
-        v = self.valid[h]
-        if v & 1:
-            best, best_cost = RAM, self.predict(RAM, dst, self.size[h])
-        else:
-            best, best_cost = -1, math.inf
+    def result(self) -> SimResult:
+        """What the run produced, as a ``SimResult`` (summary, tables, schedule when traced, headline)."""
         plat = self.platform
-        node = 1
-        while v >> node:
-            if v >> node & 1 and node != dst:
-                if dst == RAM or plat.peer[node][dst]:
-                    c = self.predict(node, dst, self.size[h])
-                    if c < best_cost:
-                        best, best_cost = node, c
-            node += 1
-        return best
-
-    def predict(self, src: int, dst: int, size: int) -> float:
-        key = (src, dst, size)
-        c = self._predict_cache.get(key)
-        if c is None:
-            c = self._predict_cache[key] = self.platform.predict_transfer_s(src, dst, size)
-        return c
-
-    def expected_transfer_s(self, h: int, node: int) -> float:
-        """StarPU's ``starpu_data_expected_transfer_time``: 0 when valid or requested on ``node``."""
-        v = self.valid[h]
-        if v >> node & 1 or (h << 8 | node) in self.pending:
-            return 0.0
-        size = self.size[h]
-        key = (v, node, size)
-        c = self._cost_cache.get(key)
-        if c is None:
-            src = self.select_src(h, node)
-            if src >= 0:
-                c = self.predict(src, node, size)
-            else:
-                g = self._any_valid_gpu(h)
-                c = self.predict(g, RAM, size) + self.predict(RAM, node, size)
-            self._cost_cache[key] = c
-        return c
-
-    def prefetch_task(self, t: int, w: Worker) -> None:
-        """StarPU's ``starpu_prefetch_task_input_for``: prefetch the task's read data to the worker's node."""
-        node = w.node
-        bit = 1 << node
-        valid = self.valid
-        g = self.graph
-        pf = self.prefetched[node]
-        pending = self.pending
-        for h in self.task_reads[t]:
-            pf[h] = pf.get(h, 0) + 1
-            if not valid[h] & bit and (h << 8 | node) not in pending:
-                self.request(h, node, PREFETCH, None, None)
-        self.task_prefetched[t] = True
-
-    # ------------------------------------------------------------ transfers
-    def _hop(self, h: int, src: int, dst: int, cont, arg) -> None:
-        """Copy ``h`` from ``src`` to ``dst``: queue cost, stream rules, then the fluid network."""
-        env = self.env
-        hop = Hop(h, src, dst, self.size[h], self.version[h], cont, arg, env.now)
-        hop.seq = self.hop_seq
-        self.hop_seq += 1
-        self.live_hops[hop.seq] = None
-        self.pin[src][h] += 1
-        q = self.opt.overheads.transfer_queue_s
-        if q > 0:
-            heappush(env.queue, (env.now + q, next(env.counter), self._hop_submit, hop))
-        else:
-            self._hop_submit(hop)
-
-    def _hop_submit(self, hop: Hop) -> None:
-        pair_last = self.pair_last
-        for p in self.conflicts[(hop.src, hop.dst)]:
-            last = pair_last.get(p)
-            if last is not None and not last.done:
-                last.wake.append(hop)
-                hop.nwait += 1
-        pair_last[(hop.src, hop.dst)] = hop
-        if hop.nwait == 0:
-            self._hop_start(hop)
-
-    def _hop_start(self, hop: Hop) -> None:
-        plat = self.platform
-        hop.t_start = self.env.now
-        self.hops_started += 1
-        links = plat.route_links[hop.src][hop.dst]
-        hop.flow = self.net.transfer(links, hop.size, plat.route_latency_s[hop.src][hop.dst], self._hop_done, hop)
-
-    def _hop_done(self, hop: Hop) -> None:
-        hop.done = True
-        src, dst, h = hop.src, hop.dst, hop.h
-        del self.live_hops[hop.seq]
-        if self.sync_waiters:
-            ready = []
-            for waiter in self.sync_waiters:
-                if hop.seq < waiter[1]:
-                    waiter[0] -= 1
-                    if waiter[0] == 0:
-                        ready.append(waiter)
-            for waiter in ready:
-                self.sync_waiters.remove(waiter)
-                waiter[2](waiter[3])
-        if self.pair_last.get((src, dst)) is hop:
-            del self.pair_last[(src, dst)]
-        self.pin[src][h] -= 1
-        self.bytes_moved[src][dst] += hop.size
-        self.copies[src][dst] += 1
-        if self.opt.trace:
-            self.trace_hops.append((h, src, dst, hop.size, hop.t_start, self.env.now))
-        if hop.version == self.version[h] and self.valid[h] & (1 << src):
-            if not self.valid[h] >> dst & 1:
-                self._set_valid(h, self.valid[h] | (1 << dst))
-            if dst != RAM:
-                if not self.alloc[h] >> dst & 1:
-                    self._grant(h, dst)
-                self._touch(dst, h)
-        for nxt in hop.wake:
-            nxt.nwait -= 1
-            if nxt.nwait == 0:
-                self._hop_start(nxt)
-        hop.cont(hop.arg)
-        if src != RAM and self.alloc_wait[src]:
-            self._retry_alloc(src)
+        span = self.makespan_s
+        workers = [WorkerStats(w.name, w.kind, w.ntasks, w.busy_s, max(0.0, span - w.busy_s)) for w in self.workers]
+        net = self.net
+        links = [
+            LinkStats(name, bw, b, busy)
+            for name, bw, b, busy in zip(plat.link_names, plat.link_bandwidth_bps, net.link_bytes, net.link_busy_s, strict=True)
+        ]
+        nodes = []
+        for g in plat.gpu_nodes:
+            m = self.mem[g]
+            nodes.append(
+                NodeStats(
+                    plat.node_names[g],
+                    m.capacity_bytes,
+                    m.peak_bytes,
+                    m.mallocs,
+                    m.evictions,
+                    m.write_backs,
+                    m.reuses,
+                    m.full_events,
+                    m.purges,
+                )
+            )
+        transfers: dict[str, dict[str, float]] = {}
+        for s in range(plat.n_nodes):
+            for d in range(plat.n_nodes):
+                if self.copies[s][d]:
+                    transfers[f"{plat.node_names[s]}->{plat.node_names[d]}"] = {
+                        "copies": self.copies[s][d],
+                        "bytes": self.bytes_moved[s][d],
+                    }
+        opt = self.opt
+        options = {
+            "scheduler": opt.scheduler,
+            "workers": opt.workers,
+            "pipeline": opt.pipeline,
+            "prefetch": opt.prefetch,
+            "sharing": opt.sharing,
+            "seed": opt.seed,
+            "kernel_times": self.models.mode,
+            "overheads": asdict(opt.overheads),
+        }
+        trace = None
+        if opt.trace:
+            names, kernels, kernel, data_names = self.graph.names, self.tasks.kernels, self.task_kernel, self.tasks.data_names
+            trace = {
+                "tasks": [
+                    {"task": names[t], "kernel": kernels[kernel[t]], "worker": self.workers[w].name, "start_s": a, "end_s": b}
+                    for t, w, a, b in self.trace_tasks
+                ],
+                "transfers": [
+                    {
+                        "data": data_names[h],
+                        "src": plat.node_names[s],
+                        "dst": plat.node_names[d],
+                        "bytes": size,
+                        "start_s": a,
+                        "end_s": b,
+                    }
+                    for h, s, d, size, a, b in self.trace_hops
+                ],
+                "evictions": [{"time_s": t, "node": plat.node_names[n], "data": data_names[h]} for t, n, h, _ in self.trace_evictions],
+            }
+        models = self.models
+        inputs = {
+            "platform_source": plat.source,
+            "kernel_models": str(models.folder / f"*.{models.machine}") if models.folder is not None else "none (times given)",
+            "gpu_models": list(plat.gpu_models),
+            "cpus": plat.n_cpus,
+            "link_latency_s": list(plat.link_latency_s),
+        }
+        notes = list(dict.fromkeys(self.notes))
+        if self.dropped_prefetches:
+            notes.append(f"{self.dropped_prefetches} prefetch attempt(s) postponed for lack of GPU memory")
+        return SimResult(
+            app=self.tasks.name,
+            platform=plat.name,
+            scheduler=opt.scheduler,
+            n_tasks=self.n_tasks,
+            makespan_s=span,
+            total_flops=total_flops(self.graph),
+            workers=workers,
+            links=links,
+            nodes=nodes,
+            transfers=transfers,
+            events=self.env.processed,
+            notes=notes,
+            options=options,
+            trace=trace,
+            inputs=inputs,
+        )

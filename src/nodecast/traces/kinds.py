@@ -5,6 +5,11 @@ memory-kind numbering; Nsight Systems exports shift it by one; see
 ../shared/reference/FORMATS.md C.4). Array copies are folded into the
 direction they move data (host->array is a host-to-device copy) and keep
 ``MemKind.ARRAY`` on the array side.
+
+``OpKind`` is also the vocabulary of the operation graph (``graph.opgraph``),
+so that a code means one thing everywhere: a Trace's rows are the first four
+kinds (``TRACE_KINDS``, stored as such in nodecast's Arrow and Parquet
+files), a graph's ops the GPU kinds and the host kinds API and WAIT after them.
 """
 
 from __future__ import annotations
@@ -15,12 +20,23 @@ import numpy as np
 
 
 class OpKind(IntEnum):
-    """What a GPU operation is."""
+    """What an operation is: GPU work, a trace's synchronization record, or a graph's host op.
+
+    The codes are stored (a Trace's ``kind`` column in Arrow and Parquet
+    files): a new kind takes the next free code, never an old one.
+    """
 
     KERNEL = 0
     MEMCPY = 1
     MEMSET = 2
-    SYNC = 3
+    SYNC = 3  # a trace's record of the host waiting (no GPU work; never an op of a graph)
+    API = 4  # a graph's host runtime/driver call, or a framework span enclosing calls
+    WAIT = 5  # a graph's return of a blocking call: it ends after what the call waits for
+    COPY = 1  # the graph's name for MEMCPY (the same kind)
+
+
+#: The kinds a Trace row can have (a file holding another code is refused).
+TRACE_KINDS = (OpKind.KERNEL, OpKind.MEMCPY, OpKind.MEMSET, OpKind.SYNC)
 
 
 class CopyKind(IntEnum):

@@ -1,6 +1,9 @@
-"""``load_trace``: one entry point for every trace format nodecast reads.
+"""``load_trace``, ``load_api`` and ``load_run``: one entry point for every trace format nodecast reads.
 
-The format is detected from the content, never the extension:
+``load_trace`` gives a file's GPU operations (``Trace``), ``load_api`` its
+host API calls (``ApiCalls``), ``load_run`` both (a ``Run``) from one
+detection of the format. The format is detected from the content, never the
+extension, by asking each reader of ``traces.formats.READERS`` in turn:
 
 ======================  ==========================================================
 first bytes             format
@@ -25,7 +28,8 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -34,9 +38,10 @@ import numpy as np
 from nodecast import out_of_memory, paths
 from nodecast.errors import InputError
 from nodecast.inputs import input_path, named_as
-from nodecast.traces import kineto, nsys, nvprof, nvprof_csv, op_table, parquet
-from nodecast.traces._sqlite import SQLITE_MAGIC, SqliteExport
+from nodecast.traces import formats
+from nodecast.traces.api import ApiCalls
 from nodecast.traces.kinds import OpKind
+from nodecast.traces.reader import HEAD_BYTES, SQLITE, TEXT, Probe, Reader, Run
 from nodecast.traces.trace import Trace, require_ops
 
 SAMPLE_PREFIX = "sample:"
@@ -57,6 +62,33 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
     Raises InputError when the file is missing, unreadable, of a format
     nodecast does not read, damaged, or holds no GPU operation.
     """
+    with _opened(path) as (shown, file):
+        _, trace = _read_trace(shown, file)
+    return _require_gpu_work(trace, shown)
+
+
+def load_api(path: str | os.PathLike[str]) -> ApiCalls:
+    """The host API calls of any supported trace file (or ``sample:<stem>``): empty, with a note, for a format
+    that records none. InputError as ``load_trace``."""
+    with _opened(path) as (shown, file):
+        with named_as(shown, file):
+            reader = detect_reader(file)
+        return _read_api(reader, shown, file)
+
+
+def load_run(path: str | os.PathLike[str]) -> Run:
+    """A trace file (or ``sample:<stem>``) read whole: its Trace (as ``load_trace``) and its host API calls (as
+    ``load_api``), the format detected once."""
+    with _opened(path) as (shown, file):
+        reader, trace = _read_trace(shown, file)
+        trace = _require_gpu_work(trace, shown)
+        return Run(trace, _read_api(reader, shown, file))
+
+
+@contextmanager
+def _opened(path: str | os.PathLike[str]) -> Iterator[tuple[str | Path, Path]]:
+    """(the name errors and sources show, a file the readers can open) of a trace path or ``sample:<stem>``;
+    a sample's file lasts as long as the context."""
     text = os.fspath(path)
     with ExitStack() as stack:
         if text.startswith(SAMPLE_PREFIX):
@@ -64,16 +96,31 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
             shown: str | Path = text
         else:
             # A device is refused and a pipe copied to a file once (nodecast.inputs): format detection reads its
-            # start, the reader reads it again, and so does the host-record reader (graph.api_readers).
+            # start, the reader reads it again, and so does the host-record reader.
             file = input_path(text, what="trace")
             shown = Path(text)
-        out_of_memory.note_file(shown, file)  # named, with its size, if reading it runs out of memory
-        with named_as(shown, file):  # errors about a pipe's copy name the pipe
-            trace = _read(file)
-        out_of_memory.note_gpu_ops(len(trace))
-        if shown != file:
-            trace.meta.source = str(shown)
-    return _require_gpu_work(trace, shown)
+        yield shown, file
+
+
+def _read_trace(shown: str | Path, file: Path) -> tuple[Reader, Trace]:
+    """The reader of ``file``'s format and the Trace it reads (its source named as ``shown``)."""
+    out_of_memory.note_file(shown, file)  # named, with its size, if reading it runs out of memory
+    with named_as(shown, file):  # errors about a pipe's copy name the pipe
+        reader = detect_reader(file)
+        trace = reader.read_trace(file)
+    out_of_memory.note_gpu_ops(len(trace))
+    if shown != file:
+        trace.meta.source = str(shown)
+    return reader, trace
+
+
+def _read_api(reader: Reader, shown: str | Path, file: Path) -> ApiCalls:
+    """The host API calls ``reader`` reads from ``file`` (their source named as ``shown``)."""
+    with named_as(shown, file):
+        api = reader.read_api(file)
+    if shown != file:
+        api.meta.source = str(shown)
+    return api
 
 
 def _samples_root() -> Traversable:
@@ -111,7 +158,13 @@ def sample_file(stem: str) -> Traversable:
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     """Name of the reader for a file, from its content: nsys, nvprof, kineto, nvprof-csv, parquet, arrow or
-    op-table."""
+    op-table (``traces.formats``)."""
+    return detect_reader(path).name
+
+
+def detect_reader(path: str | os.PathLike[str]) -> Reader:
+    """The reader of a file's format (the first of ``traces.formats.READERS`` that claims its start);
+    InputError for an empty or unreadable file, and for one no reader claims, saying what it looks like."""
     path = input_path(path, what="trace")  # a device refused, a pipe read through its copy (nodecast.inputs)
     if not paths.exists(path):
         raise InputError("no such file", path=path, hint="Check the path")
@@ -119,7 +172,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         raise InputError("a folder, not a trace file", path=path, hint="Give the path of one trace file")
     try:
         with path.open("rb") as f:
-            head = f.read(1 << 16)
+            head = f.read(HEAD_BYTES)
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
     if not head:
@@ -129,87 +182,44 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             path=path,
             hint="The profiler or copy may have been interrupted; export or copy the trace again",
         )
-    if head.startswith(SQLITE_MAGIC):
-        with SqliteExport(path) as db:
-            tables = db.tables
-        if nvprof.is_nvprof(tables):
-            return "nvprof"
-        if nsys.is_nsys(tables):
-            return "nsys"
-        cupti = sorted(t for t in tables if t.startswith("CUPTI_ACTIVITY_KIND_"))
+    probe = Probe(path, head)
+    for reader in formats.READERS:
+        if reader.claims(probe):
+            return reader
+    raise _refusal(probe)
+
+
+def _refusal(probe: Probe) -> InputError:
+    """Why no reader claims a file: a SQLite database that is no profiler export, a CSV nodecast wrote or an
+    Nsight Compute CSV (each in its own words), else not a trace format nodecast reads."""
+    path = probe.path
+    if probe.container == SQLITE:
+        cupti = sorted(t for t in probe.tables if t.startswith("CUPTI_ACTIVITY_KIND_"))
         found = f"it has {len(cupti)} CUPTI tables but no string table" if cupti else "it has no CUPTI tables"
-        raise InputError(
+        return InputError(
             f"a SQLite database but not a profiler export ({found}; expected {_EXPECTED_TABLES})",
             path=path,
             hint="Export Nsight Systems reports with `nsys export --type sqlite`, or use an nvprof -o database",
         )
-    if head.startswith(parquet.PARQUET_MAGIC):
-        return _parquet_kind(path)
-    if head.startswith(parquet.ARROW_MAGIC):
-        return "arrow"
-    if head.startswith(kineto.GZIP_MAGIC):
-        return "kineto"
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"["):
-        return "kineto"
-    if b"\x00" not in head:
-        sample = head.decode("utf-8", errors="replace")
-        if nvprof_csv.looks_like_nvprof_csv(sample):
-            return "nvprof-csv"
-        if op_table.looks_like_op_table_csv(sample):
-            return op_table.FORMAT
+    if probe.container == TEXT:
+        sample = probe.text
         if sample.startswith("kind,copy_kind,src_mem,dst_mem,bytes,start_ns"):
-            raise InputError(
+            return InputError(
                 "a CSV written by `nodecast convert`: it is meant for spreadsheets and other tools, not read back",
                 path=path,
                 hint="Convert the original trace to .arrow or .parquet instead, which nodecast reloads",
             )
         if '"ID","Process ID"' in sample:
-            raise InputError(
+            return InputError(
                 "an Nsight Compute metrics CSV: it holds per-kernel metrics, not a timeline of GPU operations",
                 path=path,
                 hint="Load a timeline trace (nsys, nvprof, Kineto) here",
             )
-    raise InputError(
+    return InputError(
         "not a trace format nodecast reads",
         path=path,
         hint=_hint_for(path),
     )
-
-
-#: Columns of the shared corpora's raw files (../shared/data/cross-gpu), which op_table converts.
-_CORPORA = {"neusight": ({"OPName", "Latency", "Device"}, "from_neusight"),
-            "aiconfigurator": ({"latency", "device", "system"}, "from_aiconfigurator")}
-
-
-def _parquet_kind(path: Path) -> str:
-    """``parquet`` (a Trace nodecast wrote, or a file its reader refuses in its own words) or ``op-table``.
-
-    Only the schema is read. A raw NeuSight or AIConfigurator file (one table
-    of many GPUs, latencies in milliseconds) is an InputError saying how to
-    make op tables of it.
-    """
-    import pyarrow as pa  # noqa: PLC0415 (pyarrow loads only for Parquet files)
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    try:
-        schema = pq.read_schema(path)
-    except (pa.ArrowException, OSError):
-        return "parquet"  # damaged: read_parquet says so
-    if parquet.METADATA_KEY in (schema.metadata or {}):
-        return "parquet"
-    if op_table.is_op_table_header(schema.names):
-        return op_table.FORMAT
-    for corpus, (columns, function) in _CORPORA.items():
-        if columns <= set(schema.names):
-            raise InputError(
-                f"a raw {corpus} measurement file (latencies in milliseconds, several GPUs per file), not a trace "
-                "or an op table",
-                path=path,
-                hint=f"Write one op table per GPU with nodecast.traces.op_table.{function} and write_op_tables "
-                     "(docs/inputs.md, Op tables)",
-            )
-    return "parquet"
 
 
 def _hint_for(path: Path) -> str:
@@ -226,21 +236,6 @@ def _hint_for(path: Path) -> str:
         "nvprof --print-gpu-trace --csv output, op tables (CSV or Parquet with columns device, op, duration_s) "
         "and its own Arrow and Parquet files"
     )
-
-
-_READERS = {
-    "nsys": nsys.read_nsys,
-    "nvprof": nvprof.read_nvprof,
-    "kineto": kineto.read_kineto,
-    "nvprof-csv": nvprof_csv.read_nvprof_csv,
-    "parquet": parquet.read_parquet,
-    "arrow": parquet.read_arrow,
-    op_table.FORMAT: op_table.read_op_table,
-}
-
-
-def _read(path: Path) -> Trace:
-    return _READERS[detect_format(path)](path)
 
 
 def _require_gpu_work(trace: Trace, path: str | Path) -> Trace:

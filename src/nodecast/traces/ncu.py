@@ -53,12 +53,14 @@ launch, in the first file's launch order::
 
 Missing optional metrics are NaN columns; the model applies the fallbacks
 above and says so in its notes.
+
+The metric ids, the ncu command and the units are ``ncu_metrics``'s; one
+file is read by ``ncu_file``; this module joins the files of one run
+(``read_ncu_csv``) and joins the launches to a Trace (``join_trace``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from collections.abc import Sequence
@@ -69,256 +71,37 @@ import numpy as np
 import pandas as pd
 
 from nodecast.errors import InputError
-from nodecast.inputs import read_input
 from nodecast.traces.kinds import OpKind
-from nodecast.traces.trace import Trace, TraceMeta
-
-# -- metric ids --------------------------------------------------------------------
-DURATION = "gpu__time_duration.sum"
-CYCLES = "sm__cycles_elapsed.avg"
-CYCLE_RATE = "sm__cycles_elapsed.avg.per_second"
-L1_BYTES = "l1tex__t_bytes.sum"
-L2_BYTES = "lts__t_bytes.sum"
-DRAM_BYTES = "dram__bytes.sum"
-SHARED_BYTES = "sm__sass_data_bytes_mem_shared.sum"
-SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
-SHARED_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
-THREADS_PER_INST = "smsp__thread_inst_executed_per_inst_executed.ratio"
-TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
-
-#: Precisions whose FMA/ADD/MUL counters ncu provides, with the letter in the metric name.
-PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
-#: Floating-point operations of eq. 2.
-FLOP_OPS = ("fma", "add", "mul")
-#: (precision, op) -> ncu metric counting its thread instructions (predicated on).
-FLOP_METRICS: dict[tuple[str, str], str] = {
-    (prec, op): f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
-    for prec, letter in PRECISION_LETTER.items()
-    for op in FLOP_OPS
-}
-
-#: Every metric of the command below, in order.
-NCU_METRICS: tuple[str, ...] = (
-    DURATION,
-    CYCLES,
+from nodecast.traces.ncu_file import FileData, read_file
+from nodecast.traces.ncu_metrics import (
+    COLUMN_METRIC,
     CYCLE_RATE,
-    *FLOP_METRICS.values(),
+    CYCLES,
+    DRAM_BYTES,
+    DURATION,
+    FLOP_METRICS,
+    FLOP_OPS,
     L1_BYTES,
     L2_BYTES,
-    DRAM_BYTES,
+    NCU_COMMAND,
+    NCU_METRICS,
+    PRECISION_LETTER,
     SHARED_BYTES,
+    SHARED_CONFLICTS,
     SHARED_WAVEFRONTS,
-    THREADS_PER_INST,
     TENSOR_INST,
+    THREADS_PER_INST,
+    is_rate,
+    is_time,
+    parse_unit,
 )
+from nodecast.traces.trace import Trace, TraceMeta
 
-#: The Nsight Compute command that collects everything the roofline model uses
-#: in one wide CSV (one row per launch, base units). ``nodecast kernels
-#: --print-ncu-command`` prints it. A saved report converts offline with
-#: ``ncu --import report.ncu-rep --csv --page raw --print-units base``.
-NCU_COMMAND = (
-    "ncu --target-processes all --csv --page raw --print-units base --metrics "
-    + ",".join(NCU_METRICS)
-    + " ./your_app [args] > metrics.csv"
-)
-
-#: Column of the metrics table -> the ncu metric it comes from.
-COLUMN_METRIC: dict[str, str] = {
-    **{f"{p}_{o}_inst": m for (p, o), m in FLOP_METRICS.items()},
-    "l1_bytes": L1_BYTES,
-    "l2_bytes": L2_BYTES,
-    "dram_bytes": DRAM_BYTES,
-    "shared_bytes": SHARED_BYTES,
-    "shared_wavefronts": SHARED_WAVEFRONTS,
-    "shared_bank_conflicts": SHARED_CONFLICTS,
-    "threads_per_inst": THREADS_PER_INST,
-    "tensor_inst": TENSOR_INST,
-}
+#: Names kept here for the modules that import them from here (the metric ids live in ``ncu_metrics``).
+__all__ = ["COLUMN_METRIC", "DURATION", "FLOP_OPS", "NCU_COMMAND", "NCU_METRICS", "PRECISION_LETTER", "KernelMetrics",
+           "base_kernel_name", "join_trace", "parse_unit", "read_ncu_csv", "trace_from_metrics"]
 
 _FIX = "Collect the metrics with the command `nodecast kernels --print-ncu-command` prints"
-
-# -- units ---------------------------------------------------------------------------
-_PREFIX = {
-    "": 1.0, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3,
-    "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
-    "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3, "Ti": 1024.0**4,
-}
-#: Unit names ncu prints (full and short), longest first so that "second" wins over "s".
-_BASES = (("second", "second"), ("byte", "byte"), ("cycle", "cycle"), ("inst", "inst"),
-          ("hz", "hz"), ("B", "byte"), ("s", "second"))
-
-
-def parse_unit(unit: str) -> tuple[float, str]:
-    """Scale factor to SI base units and the base dimension of an ncu unit string.
-
-    ``"usecond"`` -> ``(1e-6, "second")``; ``"Mbyte"`` -> ``(1e6, "byte")``;
-    ``"cycle/nsecond"`` -> ``(1e9, "cycle/second")``; ``"GHz"`` -> ``(1e9, "hz")``.
-    ncu's K/M/G prefixes are decimal (1 Kbyte = 1000 bytes); ``Ki``/``Mi``/``Gi``
-    are binary. An unknown unit (``%``, ``inst``, ``""``, ``warp``) scales by 1.
-    """
-    text = unit.strip()
-    if text in ("", "%"):
-        return 1.0, text
-    factor = 1.0
-    dims = []
-    for i, part in enumerate(text.split("/")):
-        f, base = _unit_component(part.strip())
-        factor = factor * f if i == 0 else factor / f
-        dims.append(base)
-    return factor, "/".join(dims)
-
-
-def _unit_component(part: str) -> tuple[float, str]:
-    for name, canonical in _BASES:
-        if name == "hz":
-            matched = part.lower().endswith("hz")
-        else:
-            matched = part.endswith(name)
-        if matched:
-            prefix = part[: len(part) - len(name)]
-            if prefix in _PREFIX:
-                return _PREFIX[prefix], canonical
-    return 1.0, part
-
-
-def _is_time(dims: str) -> bool:
-    return dims == "second"
-
-
-def _is_rate(dims: str) -> bool:
-    return dims in ("cycle/second", "hz", "/second", "1/second")
-
-
-# -- one file ------------------------------------------------------------------------
-_IDENTITY = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Function Name",
-             "Kernel Time", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC",
-             "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
-             "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"}
-
-
-@dataclass
-class _FileData:
-    """One file's launches (sorted by ID) and metric columns in SI units, aligned with ``ids``."""
-
-    path: Path
-    layout: str  # "wide" or "long"
-    ids: np.ndarray
-    names: list[str]
-    values: dict[str, np.ndarray]
-    units: dict[str, str]
-
-    @property
-    def metric_names(self) -> set[str]:
-        return set(self.values)
-
-
-def _find_header(lines: list[str], path: Path) -> int:
-    for i, line in enumerate(lines):
-        s = line.lstrip("\ufeff").strip()
-        if s.startswith('"ID"') and ('"Kernel Name"' in s or '"Function Name"' in s):
-            return i
-    text = "\n".join(lines[:200])
-    if "Invocations" in text and "Metric Name" in text:
-        hint = "This looks like nvprof --metrics output; nodecast reads Nsight Compute CSV (ncu --csv)"
-    elif "==PROF==" in text:
-        hint = "ncu ran but printed no CSV table: did it profile any kernel, and was --csv given?"
-    else:
-        hint = "Export with `ncu --csv --page raw` (or `ncu --csv --metrics ...`)"
-    raise InputError('no Nsight Compute CSV header (a row starting with "ID" that names "Kernel Name")',
-                     path=path, hint=hint)
-
-
-_THOUSANDS = r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?\s*$"
-
-
-def _numeric(values: np.ndarray, path: Path | None = None, what: str = "") -> np.ndarray:
-    """Metric values as floats: thousands separators removed; n/a, empty and text as NaN (vectorized).
-
-    A comma that is not a thousands separator (``"1,5"``, ``"1.234,5"``: a
-    decimal-comma locale) is an InputError rather than a silent misreading.
-    """
-    ser = pd.Series(values, dtype=object).astype(str)
-    commas = ser.str.contains(",", regex=False)
-    if commas.any():
-        bad = commas & ~ser.str.match(_THOUSANDS)
-        if bad.any():
-            raise InputError(f"value {ser[bad].iloc[0]!r} uses a decimal comma", path=path, key=what or None,
-                             hint="Export again with LC_ALL=C so that decimals use a point")
-        ser = ser.str.replace(",", "", regex=False)
-    return pd.to_numeric(ser.str.strip(), errors="coerce").to_numpy(dtype=np.float64)
-
-
-def _read_one(path: Path) -> _FileData:
-    try:
-        raw = read_input(path, what="metrics file")  # bounded; /dev/zero refused: see nodecast.inputs
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", path=path) from None
-    lines = raw.decode("utf-8", errors="replace").splitlines()
-    start = _find_header(lines, path)
-    lines[start] = lines[start].lstrip("\ufeff")
-    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
-    header = [h.strip() for h in next(reader)]
-    col = {h: i for i, h in enumerate(header)}
-    name_col = col.get("Kernel Name", col.get("Function Name"))
-    id_col = col["ID"]
-    long = "Metric Name" in col and "Metric Value" in col
-    width = len(header)
-    body: list[list[str]] = []
-    units_row: list[str] | None = None
-    line_no = start + 1
-    for row in reader:  # the csv module's C reader; no per-value Python work here
-        line_no += 1
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        if row[0].startswith("=="):  # ==PROF== / ==WARNING== lines after the table
-            continue
-        if len(row) != width:
-            raise InputError(f"row has {len(row)} fields, the header has {width}", path=path,
-                             key=f"line {line_no}",
-                             hint="The CSV is truncated or mixed with other output; export it again")
-        if not long and not row[id_col].strip():  # the units row of --page raw
-            units_row = row
-            continue
-        body.append(row)
-    if not body:
-        raise InputError("the CSV header is there but no kernel launch follows", path=path,
-                         hint="Check that ncu profiled at least one kernel")
-    cells = np.array(body, dtype=object)
-    ids = _numeric(cells[:, id_col], path, "ID")
-    if not np.isfinite(ids).all() or (ids != np.round(ids)).any():
-        bad = cells[int(np.flatnonzero(~np.isfinite(ids) | (ids != np.round(ids)))[0]), id_col]
-        raise InputError(f"launch ID {bad!r} is not an integer", path=path,
-                         hint="Is this an Nsight Compute CSV export?")
-    ids = ids.astype(np.int64)
-    names_all = np.array([str(n).strip() for n in cells[:, name_col]], dtype=object)  # type: ignore[index]
-    if long:
-        frame = pd.DataFrame({
-            "id": ids, "metric": [str(m).strip() for m in cells[:, col["Metric Name"]]],
-            "unit": ([str(u).strip() for u in cells[:, col["Metric Unit"]]] if "Metric Unit" in col
-                     else [""] * len(ids)),
-            "raw": cells[:, col["Metric Value"]],
-        })
-        frame = frame[frame["metric"] != ""]
-        factors = {u: parse_unit(u)[0] for u in frame["unit"].unique()}
-        frame["value"] = _numeric(frame["raw"].to_numpy(), path, "Metric Value") * frame["unit"].map(factors).to_numpy()
-        first = frame.drop_duplicates(["id", "metric"])
-        uid = np.unique(ids)
-        wide = first.pivot(index="id", columns="metric", values="value").reindex(uid)
-        values = {str(m): wide[m].to_numpy(dtype=np.float64) for m in wide.columns}
-        units = dict(zip(first.drop_duplicates("metric")["metric"], first.drop_duplicates("metric")["unit"],
-                         strict=True))
-        name_of = dict(zip(ids.tolist(), names_all.tolist(), strict=True))
-        names = [name_of[i] for i in uid.tolist()]
-    else:
-        uid, first_row = np.unique(ids, return_index=True)
-        metric_cols = [(i, h) for i, h in enumerate(header) if h not in _IDENTITY and h]
-        units = {h: (units_row[i].strip() if units_row is not None else "") for i, h in metric_cols}
-        values = {h: _numeric(cells[first_row, i], path, h) * parse_unit(units[h])[0] for i, h in metric_cols}
-        names = names_all[first_row].tolist()
-    return _FileData(path, "long" if long else "wide", uid, names, values, units)
-
 
 # -- several files -------------------------------------------------------------------
 @dataclass
@@ -384,7 +167,7 @@ def read_ncu_csv(paths: str | Path | Sequence[str | Path]) -> KernelMetrics:
     files = [Path(p) for p in paths]
     if not files:
         raise InputError("no metrics file given", key="METRICS.csv", hint="Give at least one ncu CSV file")
-    data = [_read_one(p) for p in files]
+    data = [read_file(p) for p in files]
     first = data[0]
     n = len(first.ids)
     codes, uniques = pd.factorize(pd.Series([fd_name for fd in data for fd_name in fd.names], dtype=object))
@@ -429,7 +212,7 @@ def read_ncu_csv(paths: str | Path | Sequence[str | Path]) -> KernelMetrics:
     return KernelMetrics(table, [str(p) for p in files], present, notes)
 
 
-def _launch_mismatch(first: _FileData, other: _FileData, names: list[str], first_codes: np.ndarray,
+def _launch_mismatch(first: FileData, other: FileData, names: list[str], first_codes: np.ndarray,
                      codes: np.ndarray) -> None:
     a = np.bincount(first_codes, minlength=len(names))
     b = np.bincount(codes, minlength=len(names))
@@ -443,7 +226,7 @@ def _launch_mismatch(first: _FileData, other: _FileData, names: list[str], first
                  "(same program, same --launch-skip/--launch-count)")
 
 
-def _duration(values: dict[str, np.ndarray], first: _FileData, data: list[_FileData],
+def _duration(values: dict[str, np.ndarray], first: FileData, data: list[FileData],
               origin: dict[str, Path], where: str, notes: list[str]) -> np.ndarray:
     if DURATION in values:
         return values[DURATION]
@@ -459,7 +242,7 @@ def _duration(values: dict[str, np.ndarray], first: _FileData, data: list[_FileD
         path=where, hint=_FIX)
 
 
-def _page_hint(data: list[_FileData]) -> str:
+def _page_hint(data: list[FileData]) -> str:
     names = sorted(set().union(*(fd.metric_names for fd in data)))
     if names and not any("__" in m for m in names):
         sample = ", ".join(repr(m) for m in names[:3])
@@ -468,10 +251,10 @@ def _page_hint(data: list[_FileData]) -> str:
     return ""
 
 
-def _check_units(data: list[_FileData], origin: dict[str, Path]) -> None:
+def _check_units(data: list[FileData], origin: dict[str, Path]) -> None:
     # The cycle count and its rate give the duration when gpu__time_duration.sum is absent: a wrong unit
     # there (furlong, byte) would make every kernel time wrong without a word.
-    checks = {DURATION: _is_time, CYCLES: lambda d: d == "cycle", CYCLE_RATE: _is_rate}
+    checks = {DURATION: is_time, CYCLES: lambda d: d == "cycle", CYCLE_RATE: is_rate}
     for metric in (L1_BYTES, L2_BYTES, DRAM_BYTES, SHARED_BYTES):
         checks[metric] = lambda d: d == "byte"
     for metric, ok in checks.items():

@@ -8,6 +8,15 @@ start/end come from ``CUPTI_ACTIVITY_KIND_RUNTIME`` (runtime and driver calls,
 told apart by ``eventClass``) joined on ``correlationId``. Timestamps are the
 file's integer nanoseconds.
 
+Host records (``read_nsys_api``, the ``ApiCalls``): ``CUPTI_ACTIVITY_KIND_RUNTIME``
+(runtime and driver calls, ``eventClass`` 0/1, names via ``StringIds``, thread
+``globalTid``; process = ``(globalTid >> 24) & 0xFFFFFF``), ``_DRIVER`` in old
+exports; ``_SYNCHRONIZATION`` (stream/event/device of a sync call, by
+``correlationId``); ``_CUDA_EVENT`` (stream and event of a cudaEventRecord);
+``TARGET_INFO_CUDA_STREAM.flag`` (1 blocking, 2 non-blocking, 3 NULL:
+CUpti_ActivityStreamFlag), ``TARGET_INFO_CUDA_NULL_STREAM``;
+``TARGET_INFO_GPU.asyncEngines``. ``READER`` gives both sides.
+
 Numbering (FORMATS.md C.3): copy kinds and memory kinds are decoded through
 the file's ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` tables when it
 has them, else through the documented numbering. nsys memory kinds are
@@ -25,8 +34,11 @@ from pathlib import Path
 import numpy as np
 
 from nodecast.traces import _common
+from nodecast.traces._api_common import STREAM_FLAGS, attach_sync, blank, check_ends, read_table, u32_none
 from nodecast.traces._sqlite import SqliteExport
+from nodecast.traces.api import ApiCalls, ApiMeta, Domain
 from nodecast.traces.kinds import OpKind
+from nodecast.traces.reader import SQLITE, Reader
 from nodecast.traces.trace import Trace, TraceMeta
 from nodecast.values import as_int, as_ints
 
@@ -75,6 +87,16 @@ def read_nsys(path: str | Path) -> Trace:
     """Read an Nsight Systems SQLite export into a Trace (may hold zero ops)."""
     with SqliteExport(path) as db:
         return _read(db)
+
+
+def read_nsys_api(path: str | Path) -> ApiCalls:
+    """The host records of an Nsight Systems SQLite export (see the module docstring)."""
+    with SqliteExport(path) as db:
+        return _api(db)
+
+
+#: The format's reader (``traces.formats``).
+READER = Reader("nsys", lambda probe: probe.container == SQLITE and is_nsys(probe.tables), read_nsys, read_nsys_api)
 
 
 def _enum(db: SqliteExport, table: str, prefix: str, default: dict[int, str], notes: list[str]) -> dict[int, str]:
@@ -245,3 +267,67 @@ def _gpus(db: SqliteExport) -> dict[int, str]:
                 dev = as_int(dev, path=db.path, field="TARGET_INFO_CUDA_GPU.deviceId", row=row)
                 gpus.setdefault(dev, str(name))
     return dict(sorted(gpus.items()))
+
+
+# -- host records ----------------------------------------------------------------------------------
+
+def _api(db: SqliteExport) -> ApiCalls:
+    meta = ApiMeta(source=str(db.path), format="nsys-sqlite")
+    parts = []
+    for table, domain in (("CUPTI_ACTIVITY_KIND_RUNTIME", None), ("CUPTI_ACTIVITY_KIND_DRIVER", Domain.DRIVER)):
+        if not db.count(table):
+            continue
+        db.require(table, "start", "end")
+        cls_sql = db.code(table, "eventClass", 0) if domain is None else str(int(domain))
+        start, end, tid, corr, name, cls = read_table(db, table, [
+            ("start", 0), ('"end"', 0), (db.col(table, "globalTid", 0), 0),
+            (db.col(table, "correlationId"), -1), (db.col(table, "nameId"), -1), (cls_sql, 0)])
+        check_ends(db, table, start, end)
+        parts.append((start, end, tid, corr, name, np.where(cls == 1, Domain.DRIVER, Domain.RUNTIME)))
+    if not parts:
+        meta.notes.append("no CUDA API records (CUPTI_ACTIVITY_KIND_RUNTIME is empty): "
+                          "GPU ops are placed by the recorded-offset fallback")
+        return ApiCalls.empty(meta)
+    start, end, tid, corr, raw_name, domain = (np.concatenate(c) for c in zip(*parts, strict=True))
+    strings = db.string_table("StringIds", "id")
+    uniq, inverse = np.unique(raw_name, return_inverse=True)
+    names = [strings.get(int(i), f"string#{int(i)}") for i in uniq]
+    cols = {"start_ns": start, "end_ns": end, "thread": tid, "process": (tid >> 24) & 0xFFFFFF,
+            "correlation": corr, "name_id": inverse.astype(np.int32), "domain": domain, **blank(len(start))}
+    _api_sync_records(db, cols, meta)
+    _api_streams(db, meta)
+    return ApiCalls.from_columns(cols, names, meta)
+
+
+def _api_sync_records(db: SqliteExport, cols: dict[str, np.ndarray], meta: ApiMeta) -> None:
+    table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+    if db.count(table):
+        corr, stream, event, device = read_table(db, table, [
+            (db.col(table, "correlationId"), -1), (u32_none("streamId") if "streamId" in db.columns(table) else "-1", -1),
+            (u32_none("eventId") if "eventId" in db.columns(table) else "-1", -1),
+            (db.col(table, "deviceId", -1), -1)])
+        attach_sync(cols, corr, stream, event, device)
+    table = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+    if db.count(table):
+        db.require(table, "streamId")  # quoted below: SQLite would read a missing column's name as text
+        corr, stream, event = read_table(db, table, [
+            (db.col(table, "correlationId"), -1), (u32_none("streamId"), -1), (db.col(table, "eventId"), -1)])
+        attach_sync(cols, corr, stream, event, None)
+
+
+def _api_streams(db: SqliteExport, meta: ApiMeta) -> None:
+    if {"streamId", "flag"} <= db.columns("TARGET_INFO_CUDA_STREAM"):
+        for stream, flag in db.rows("SELECT streamId, flag FROM TARGET_INFO_CUDA_STREAM"):
+            if stream is not None and isinstance(flag, int) and flag in STREAM_FLAGS:
+                meta.stream_flags[int(stream)] = STREAM_FLAGS[flag]
+    if {"streamId", "deviceId"} <= db.columns("TARGET_INFO_CUDA_NULL_STREAM"):
+        for stream, device in db.rows("SELECT streamId, deviceId FROM TARGET_INFO_CUDA_NULL_STREAM"):
+            if stream is not None and device is not None:
+                meta.null_streams[int(device)] = int(stream)
+    gcols = db.columns("TARGET_INFO_GPU")
+    if "asyncEngines" in gcols:
+        key = "cuDevice" if "cuDevice" in gcols else "id" if "id" in gcols else None
+        if key:
+            for device, engines in db.rows(f'SELECT "{key}", asyncEngines FROM TARGET_INFO_GPU'):
+                if isinstance(device, int) and device >= 0 and isinstance(engines, int):
+                    meta.copy_engines.setdefault(device, engines)

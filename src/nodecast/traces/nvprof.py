@@ -18,6 +18,12 @@ used. Numbering is CUPTI's (FORMATS.md C.4): copy kinds 0-10, memory kinds
 0 UNKNOWN, 1 PAGEABLE, 2 PINNED, 3 DEVICE... exactly nodecast's MemKind.
 ``start``/``end``, and ``bytes`` and ``copyKind`` of copies (``bytes`` of
 memsets), are required: a table without one is an InputError naming it.
+
+Host records (``read_nvprof_api``, the ``ApiCalls``): ``CUPTI_ACTIVITY_KIND_RUNTIME``
+and ``_DRIVER`` (``cbid`` -> name by ``cupti_cbid``; ``processId``,
+``threadId``); ``_SYNCHRONIZATION`` (``streamId``, ``cudaEventId``);
+``_CUDA_EVENT``; ``_STREAM.flag``; ``_CONTEXT.nullStreamId``;
+``_DEVICE.numMemcpyEngines``. ``READER`` gives both sides.
 """
 
 from __future__ import annotations
@@ -26,10 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from nodecast.traces import _common
+from nodecast.machines.device_properties import GpuProperties, nvidia_properties
+from nodecast.traces import _common, cupti_cbid
+from nodecast.traces._api_common import STREAM_FLAGS, attach_sync, blank, check_ends, read_table, u32_none
 from nodecast.traces._sqlite import SqliteExport
-from nodecast.traces.device_properties import GpuProperties, nvidia_properties
+from nodecast.traces.api import ApiCalls, ApiMeta, Domain
 from nodecast.traces.kinds import MemKind, OpKind
+from nodecast.traces.reader import SQLITE, Reader
 from nodecast.traces.trace import Trace, TraceMeta
 from nodecast.values import as_int, as_ints
 
@@ -59,6 +68,17 @@ def read_nvprof(path: str | Path) -> Trace:
     """Read an nvprof SQLite database into a Trace (may hold zero ops)."""
     with SqliteExport(path) as db:
         return _read(db)
+
+
+def read_nvprof_api(path: str | Path) -> ApiCalls:
+    """The host records of an nvprof database (see the module docstring)."""
+    with SqliteExport(path) as db:
+        return _api(db)
+
+
+#: The format's reader (``traces.formats``).
+READER = Reader("nvprof", lambda probe: probe.container == SQLITE and is_nvprof(probe.tables), read_nvprof,
+                read_nvprof_api)
 
 
 def _read(db: SqliteExport) -> Trace:
@@ -211,3 +231,68 @@ def _gpu_properties(db: SqliteExport) -> dict[int, GpuProperties]:
         if props.known():
             out[as_int(dev, path=db.path, field=f"{DEVICE}.id", row=row)] = props
     return dict(sorted(out.items()))
+
+
+# -- host records ----------------------------------------------------------------------------------
+
+def _api(db: SqliteExport) -> ApiCalls:
+    meta = ApiMeta(source=str(db.path), format="nvprof-sqlite")
+    parts = []
+    for table, domain, lookup in (("CUPTI_ACTIVITY_KIND_RUNTIME", Domain.RUNTIME, cupti_cbid.runtime_name),
+                                  ("CUPTI_ACTIVITY_KIND_DRIVER", Domain.DRIVER, cupti_cbid.driver_name)):
+        if not db.count(table):
+            continue
+        db.require(table, "start", "end", "cbid")
+        start, end, pid, tid, corr, cbid = read_table(db, table, [
+            ("start", 0), ('"end"', 0), (db.col(table, "processId", 0), 0), (db.col(table, "threadId", 0), 0),
+            (db.col(table, "correlationId"), -1), ("cbid", 0)])
+        check_ends(db, table, start, end)
+        parts.append((start, end, pid, tid, corr, cbid, np.full(len(start), domain, np.int8), lookup))
+    if not parts:
+        meta.notes.append("no CUDA API records (CUPTI_ACTIVITY_KIND_RUNTIME/_DRIVER are empty): "
+                          "GPU ops are placed by the recorded-offset fallback")
+        return ApiCalls.empty(meta)
+    names: list[str] = []
+    index: dict[str, int] = {}
+    name_ids = []
+    for *_, cbid, _dom, lookup in parts:
+        uniq, inverse = np.unique(cbid, return_inverse=True)
+        table = np.array([index.setdefault(lookup(c), len(index)) for c in uniq], dtype=np.int32)
+        name_ids.append(table[inverse])
+    names = list(index)
+    start, end, pid, tid, corr = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    cols = {"start_ns": start, "end_ns": end, "process": pid, "thread": tid, "correlation": corr,
+            "name_id": np.concatenate(name_ids), "domain": np.concatenate([p[6] for p in parts]),
+            **blank(len(start))}
+    table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+    if db.count(table):
+        sc = db.columns(table)
+        corr_s, stream, event = read_table(db, table, [
+            (db.col(table, "correlationId"), -1),
+            (u32_none("streamId") if "streamId" in sc else "-1", -1),
+            (u32_none("cudaEventId") if "cudaEventId" in sc else "-1", -1)])
+        attach_sync(cols, corr_s, stream, event, None)
+    table = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+    if db.count(table):
+        db.require(table, "streamId")  # quoted below: SQLite would read a missing column's name as text
+        corr_e, stream, event = read_table(db, table, [
+            (db.col(table, "correlationId"), -1), (u32_none("streamId"), -1), (db.col(table, "eventId"), -1)])
+        attach_sync(cols, corr_e, stream, event, None)
+    _api_streams(db, meta)
+    return ApiCalls.from_columns(cols, names, meta)
+
+
+def _api_streams(db: SqliteExport, meta: ApiMeta) -> None:
+    if {"streamId", "flag"} <= db.columns("CUPTI_ACTIVITY_KIND_STREAM"):
+        for stream, flag in db.rows("SELECT streamId, flag FROM CUPTI_ACTIVITY_KIND_STREAM"):
+            if stream is not None and isinstance(flag, int) and flag in STREAM_FLAGS:
+                meta.stream_flags[int(stream)] = STREAM_FLAGS[flag]
+    if {"nullStreamId", "deviceId"} <= db.columns("CUPTI_ACTIVITY_KIND_CONTEXT"):
+        for stream, device in db.rows("SELECT nullStreamId, deviceId FROM CUPTI_ACTIVITY_KIND_CONTEXT"):
+            if isinstance(stream, int) and isinstance(device, int):
+                meta.null_streams.setdefault(device, stream)
+                meta.stream_flags[stream] = "null"
+    if {"id", "numMemcpyEngines"} <= db.columns("CUPTI_ACTIVITY_KIND_DEVICE"):
+        for device, engines in db.rows("SELECT id, numMemcpyEngines FROM CUPTI_ACTIVITY_KIND_DEVICE"):
+            if isinstance(device, int) and isinstance(engines, int):
+                meta.copy_engines[device] = engines

@@ -82,6 +82,7 @@ from nodecast.inputs import read_input
 from nodecast.words import plural
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.reader import TEXT, Reader, without_api
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
 from nodecast.values import as_float, as_int
 
@@ -179,6 +180,11 @@ def read_nvprof_csv(path: str | Path) -> Trace:
     profiler = "nvprof (--print-gpu-trace --csv)"
     meta = TraceMeta(source=str(path), format=FORMAT, profiler=profiler, gpus=gpus, notes=notes)
     return _common.finish(cols, names, meta)
+
+
+#: The format's reader (``traces.formats``): a text file with an nvprof GPU-trace header row.
+READER = Reader("nvprof-csv", lambda probe: probe.container == TEXT and looks_like_nvprof_csv(probe.text),
+                read_nvprof_csv, without_api("nvprof-csv", "an nvprof GPU-trace CSV"))
 
 
 Row = tuple[int, dict[str, str]]  # (line in the file, {column: text})

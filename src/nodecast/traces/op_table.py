@@ -83,54 +83,43 @@ The shared corpora become op tables with ``from_neusight`` and
 ``from_aiconfigurator`` (DataFrames in this schema, latencies converted
 from milliseconds), written with ``write_op_table``; docs/inputs.md, "Op
 tables", shows how.
+
+Reading and checking the cells is ``op_table_frame``'s (``MAX_DURATION_S``,
+``SCHEMA``), what an op computes ``op_table_work``'s; ``READER`` makes op
+tables one of the trace formats ``load_trace`` reads.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.fileio import atomic_path
-from nodecast.inputs import read_input
 from nodecast.traces import _common
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.op_classes import DType, OpClass, dtype_of, op_class_of
+from nodecast.traces.op_classes import DType, OpClass, dtype_of
+from nodecast.traces.op_table_frame import SEE, check_frame, read_frame
+from nodecast.traces.op_table_work import batch_sizes, codes, default_names, number_column, with_work, work
+from nodecast.traces.parquet import METADATA_KEY
+from nodecast.traces.reader import PARQUET, TEXT, Probe, Reader, without_api
 from nodecast.traces.trace import NOT_RECORDED, Trace, TraceMeta
-from nodecast.values import as_float, as_int, where
+from nodecast.values import where
 
 FORMAT = "op-table"
 
-#: Columns every op table has.
-REQUIRED = ("device", "op", "duration_s")
-#: Integer columns: name -> (least value, largest value). Shapes stop at 2^53, the largest whole number every
-#: reader (a float64 column) holds exactly.
-INT_COLUMNS: dict[str, tuple[int, int]] = {
-    "batch": (1, 1 << 53), "m": (0, 1 << 53), "n": (0, 1 << 53), "k": (0, 1 << 53),
-    **{f"{part}_{axis}": (0, (1 << 31) - 1) for part in ("grid", "block") for axis in "xyz"},
-    "registers": (0, (1 << 15) - 1), "shared_bytes": (0, (1 << 31) - 1), "gpus": (1, (1 << 15) - 1),
-    "message_bytes": (0, _common.MAX_OP_BYTES),
-}
-#: Optional number columns that may hold fractions (NaN or empty: compute from the shape).
-FLOAT_COLUMNS = ("flops", "bytes")
-#: Every column of an op table, in the order ``write_op_table`` writes them.
-SCHEMA = ("device", "op", "dtype", "batch", "m", "n", "k", "flops", "bytes", "name",
-          "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers", "shared_bytes",
-          "gpus", "message_bytes", "duration_s")
-#: Longest time one row may take, seconds (11.6 days): anything longer is no op's time, and the sum of a table's
-#: rows must fit the Trace's integer nanoseconds.
-MAX_DURATION_S = 1e6
+#: Names kept here for the modules that import them from here (the frame and the work live in ``op_table_frame``
+#: and ``op_table_work``).
+__all__ = ["FORMAT", "READER", "check_frame", "default_names", "from_aiconfigurator", "from_neusight",
+           "is_op_table_header", "looks_like_op_table_csv", "read_frame", "read_op_table", "to_trace", "with_work",
+           "work", "write_op_table", "write_op_tables"]
 
-_SEE = "see docs/inputs.md, Op tables, for the columns and their units"
-_HINT = _SEE[0].upper() + _SEE[1:]
-#: Ops whose work is computed from m, n, k (``with_work``).
-_GEMM_LIKE = (OpClass.GEMM, OpClass.BMM, OpClass.LINEAR, OpClass.CONV, OpClass.ATTENTION)
-#: FLOP per element of the ops over (B, H) tensors (exp, max, divide... each counted as one).
-_FLOPS_PER_ELEMENT = {OpClass.ELEMENTWISE: 1.0, OpClass.SOFTMAX: 5.0, OpClass.LAYERNORM: 8.0, OpClass.REDUCTION: 1.0}
+#: Columns of the shared corpora's raw files (../shared/data/cross-gpu), which ``from_neusight`` and
+#: ``from_aiconfigurator`` make op tables of.
+_CORPORA = {"neusight": ({"OPName", "Latency", "Device"}, "from_neusight"),
+            "aiconfigurator": ({"latency", "device", "system"}, "from_aiconfigurator")}
 
 
 # -- detection -------------------------------------------------------------------------------------------------
@@ -159,6 +148,30 @@ def looks_like_op_table_csv(text: str) -> bool:
     return False
 
 
+def _claims(probe: Probe) -> bool:
+    """Whether a file is an op table: a CSV whose header names ``op`` and ``device`` or ``duration_s``, or a
+    Parquet file with such columns that nodecast did not write (a damaged one is left to the Parquet trace
+    reader, which says so). A raw NeuSight or AIConfigurator file (one table of many GPUs, latencies in
+    milliseconds) is an InputError saying how to make op tables of it."""
+    if probe.container == TEXT:
+        return looks_like_op_table_csv(probe.text)
+    schema = probe.parquet_schema if probe.container == PARQUET else None
+    if schema is None or METADATA_KEY in (schema.metadata or {}):
+        return False
+    if is_op_table_header(schema.names):
+        return True
+    for corpus, (columns, function) in _CORPORA.items():
+        if columns <= set(schema.names):
+            raise InputError(
+                f"a raw {corpus} measurement file (latencies in milliseconds, several GPUs per file), not a trace "
+                "or an op table",
+                path=probe.path,
+                hint=f"Write one op table per GPU with nodecast.traces.op_table.{function} and write_op_tables "
+                     "(docs/inputs.md, Op tables)",
+            )
+    return False
+
+
 # -- reading ---------------------------------------------------------------------------------------------------
 
 def read_op_table(path: str | Path, device: str | None = None) -> Trace:
@@ -171,258 +184,8 @@ def read_op_table(path: str | Path, device: str | None = None) -> Trace:
     return to_trace(read_frame(path), str(path), device)
 
 
-def read_frame(path: str | Path) -> pd.DataFrame:
-    """An op table as a checked DataFrame: the ``SCHEMA`` columns it has, ``op`` and ``dtype`` in their canonical
-    spelling (``dtype`` empty where not recorded), numbers as float64 (NaN: not recorded), ``name`` empty where
-    not given; every GPU's rows. Other columns are kept in ``attrs["ignored"]``. InputError as ``read_op_table``.
-    """
-    path = Path(path)
-    raw = _read_raw(path)
-    return check_frame(raw, path)
-
-
-def _read_raw(path: Path) -> pd.DataFrame:
-    """The table's cells: text for CSV (nothing converted), Arrow's types for Parquet."""
-    try:
-        with path.open("rb") as f:
-            parquet = f.read(4) == b"PAR1"
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
-    if parquet:
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
-
-        try:
-            return pq.read_table(path).to_pandas()
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InputError(f"cannot read the Parquet file ({exc})", path=path,
-                             hint="The file may be truncated") from None
-    import io  # noqa: PLC0415
-
-    try:
-        data = read_input(path, what="op table")
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
-    try:
-        return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False,
-                           skipinitialspace=True, encoding="utf-8-sig", encoding_errors="replace")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"not a readable CSV op table ({reason})", path=path, hint=_HINT) from None
-
-
-def check_frame(raw: pd.DataFrame, path: str | Path | None = None) -> pd.DataFrame:
-    """``raw`` (an op table's cells, text or numbers) checked and normalised as ``read_frame`` returns it;
-    ``path`` names the file in messages. Used on frames built in Python too (``from_neusight``)."""
-    names = [str(c).strip().lower() for c in raw.columns]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InputError(f"the op table has the column {dupes[0]!r} twice", path=path, hint=_HINT)
-    raw = raw.set_axis(names, axis=1)
-    missing = [c for c in REQUIRED if c not in raw.columns]
-    if missing:
-        shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
-        raise InputError(f"not an op table: no {' or '.join(repr(c) for c in missing)} column (its columns: "
-                         f"{shown or 'none'})", path=path,
-                         hint="An op table needs device, op and duration_s (seconds); " + _SEE)
-    n = len(raw)
-    if n == 0:
-        raise InputError("the op table has no rows", path=path, hint="Give one row per measured op")
-    out: dict[str, Any] = {}
-    out["device"] = _text(raw["device"], n)
-    empty = np.flatnonzero(out["device"] == "")
-    if len(empty):
-        raise InputError("is empty", path=path, key=where("device", int(empty[0]) + 1),
-                         hint="Give the GPU's name as the driver reports it (nvidia-smi --query-gpu=name)")
-    out["op"] = _vocabulary(raw["op"], n, op_class_of, OpClass, "op", path, required=True)
-    out["dtype"] = _vocabulary(raw["dtype"], n, dtype_of, DType, "dtype", path, required=False) \
-        if "dtype" in raw.columns else np.full(n, "", dtype=object)
-    for column, (low, high) in INT_COLUMNS.items():
-        if column in raw.columns:  # whole numbers, kept as integers (empty: <NA>) so that a written table reads "3"
-            out[column] = pd.array(_numbers(raw[column], column, path, low, high, whole=True), dtype="Int64")
-    for column in FLOAT_COLUMNS:
-        if column in raw.columns:
-            out[column] = _numbers(raw[column], column, path, 0.0, math.inf, whole=False)
-    out["duration_s"] = _numbers(raw["duration_s"], "duration_s", path, 0.0, MAX_DURATION_S, whole=False,
-                                 required=True)
-    out["name"] = _text(raw["name"], n) if "name" in raw.columns else np.full(n, "", dtype=object)
-    frame = pd.DataFrame({c: out[c] for c in SCHEMA if c in out})
-    frame.attrs["ignored"] = [c for c in names if c not in SCHEMA]
-    return frame
-
-
-def _text(series: pd.Series, n: int) -> np.ndarray:
-    """Cells as stripped text (object array); missing cells (None, NaN) as ""."""
-    values = series.to_numpy(dtype=object, na_value="")
-    return np.fromiter(("" if v is None else str(v).strip() for v in values), dtype=object, count=n)
-
-
-def _vocabulary(series: pd.Series, n: int, lookup, enum, column: str, path,  # noqa: ANN001
-                *, required: bool) -> np.ndarray:
-    """Cells of ``op`` or ``dtype`` as their canonical key ("" where empty and not ``required``); InputError
-    naming the first unknown spelling."""
-    text = _text(series, n)
-    uniq, inverse = np.unique(text.astype(str), return_inverse=True)
-    keys = []
-    for spelled in map(str, uniq):
-        if not spelled and not required:
-            keys.append("")
-            continue
-        hit = lookup(spelled) if spelled else None
-        if hit is None or hit == 0:
-            row = int(np.argmax(text == spelled)) + 1
-            known = ", ".join(c.key for c in enum if c != 0)
-            reason = "is empty" if not spelled else f"unknown {column} {spelled!r}"
-            raise InputError(f"{reason} (known: {known})", path=path, key=where(column, row),
-                             hint=f"Spell the {column} as one of those; " + _SEE)
-        keys.append(enum(hit).key)
-    return np.array(keys, dtype=object)[inverse]
-
-
-def _numbers(series: pd.Series, column: str, path, low: float, high: float, *, whole: bool,  # noqa: ANN001
-             required: bool = False) -> np.ndarray:
-    """A number column as float64 (NaN: empty, or "nan" in an optional float column), checked against
-    ``low``..``high`` (and whole numbers where ``whole``); the first bad cell is refused by ``values.as_int`` or
-    ``as_float``, which name the column and row."""
-    if pd.api.types.is_bool_dtype(series.dtype):
-        values, text, blank = np.full(len(series), np.nan), series.to_numpy(dtype=object), np.zeros(len(series), bool)
-        bad = np.ones(len(series), bool)
-    else:
-        if pd.api.types.is_numeric_dtype(series.dtype):
-            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            text = series.to_numpy(dtype=object)
-            blank = np.isnan(values)
-            bad = np.zeros(len(series), bool)
-        else:
-            text = series.to_numpy(dtype=object, na_value="")
-            stripped = pd.Series(["" if v is None else str(v).strip() for v in text], dtype=object)
-            blank = (stripped == "").to_numpy()
-            if not whole and not required:  # "nan" in an optional float column: not known, as pandas writes it
-                blank = blank | (stripped.str.lower() == "nan").to_numpy()
-            values = pd.to_numeric(stripped.where(~blank, None), errors="coerce").to_numpy(dtype=np.float64)
-            bad = ~blank & np.isnan(values)
-        finite = np.isfinite(values)
-        bad = bad | (~blank & (~finite | (values < low) | (values > high)))
-        if whole:
-            bad = bad | (~blank & finite & (np.floor(values) != values))
-    if required:
-        bad = bad | blank
-    if not bad.any():
-        return values
-    i = int(np.argmax(bad))
-    cell = text[i]
-    hint = _hint_for(column)
-    kwargs = {"path": path, "field": column, "row": i + 1, "hint": hint}
-    if blank[i]:
-        raise InputError("is empty", path=path, key=where(column, i + 1), hint=hint)
-    if whole:
-        as_int(cell, ge=int(low), le=int(high), **kwargs)
-    else:
-        as_float(cell, ge=low, le=None if math.isinf(high) else high, **kwargs)
-    raise InputError(f"{cell!r} is not a valid value", path=path, key=where(column, i + 1), hint=hint)
-
-
-def _hint_for(column: str) -> str:
-    if column == "duration_s":
-        return "Give each op's measured time in seconds, a number >= 0; " + _SEE
-    if column in FLOAT_COLUMNS:
-        return f"Give {column} as a number >= 0, or leave it empty to compute it from the shape; " + _SEE
-    return f"Give {column} as a whole number, or leave it empty where not recorded; " + _SEE
-
-
-# -- what an op computes -----------------------------------------------------------------------------------------
-
-def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """A number column as float64, NaN where absent."""
-    if name in frame.columns:
-        return pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.full(len(frame), np.nan)
-
-
-def _codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(OpClass codes, DType codes) of a checked frame's canonical ``op`` and ``dtype`` keys (0: not recorded)."""
-    ops = {c.key: int(c) for c in OpClass}
-    dtypes = {d.key: int(d) for d in DType} | {"": 0}
-    op = np.fromiter((ops.get(str(v), 0) for v in frame["op"]), dtype=np.int8, count=len(frame))
-    dt = frame["dtype"] if "dtype" in frame.columns else pd.Series([""] * len(frame))
-    dtype = np.fromiter((dtypes.get("" if pd.isna(v) else str(v), 0) for v in dt), dtype=np.int8, count=len(frame))
-    return op, dtype
-
-
-def _batch(frame: pd.DataFrame) -> np.ndarray:
-    """Batch per row: as given, else 1 where the row has a shape (m, n or k), else NaN."""
-    batch = _column(frame, "batch")
-    shaped = ~np.isnan(_column(frame, "m")) | ~np.isnan(_column(frame, "n")) | ~np.isnan(_column(frame, "k"))
-    return np.where(np.isnan(batch) & shaped, 1.0, batch)
-
-
-def work(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(flops, bytes) per row of a checked op-table frame (``read_frame``), float64, NaN where unknown: the
-    table's own values where given, else computed from the shape (the module docstring's table; ``bytes``
-    of a copy is its size, not its DRAM traffic: the traffic is returned)."""
-    op, dtype = _codes(frame)
-    e = np.array([DType(d).bytes_per_element for d in range(len(DType))])[dtype]
-    b, m, n, k = _batch(frame), _column(frame, "m"), _column(frame, "n"), _column(frame, "k")
-    flops = np.full(len(frame), np.nan)
-    traffic = np.full(len(frame), np.nan)
-    gemm = np.isin(op, [OpClass.GEMM, OpClass.BMM])
-    flops[gemm] = 2 * (b * m * n * k)[gemm]
-    traffic[gemm] = (e * b * (m * k + k * n + m * n))[gemm]
-    linear = op == OpClass.LINEAR
-    flops[linear] = 2 * (b * m * n * k)[linear]
-    traffic[linear] = (e * (b * m * k + k * n + b * m * n))[linear]
-    conv = op == OpClass.CONV
-    flops[conv] = 2 * (b * m * n * k)[conv]
-    attention = op == OpClass.ATTENTION
-    flops[attention] = 4 * (b * m * n * k)[attention]
-    traffic[attention] = (e * b * (2 * m * k + 2 * n * k))[attention]
-    elements = b * m * np.where(np.isnan(n), 1.0, n)
-    for cls, per in _FLOPS_PER_ELEMENT.items():
-        rows = op == cls
-        flops[rows] = per * elements[rows]
-        traffic[rows] = (e * (elements + b * m) if cls == OpClass.REDUCTION else 2 * e * elements)[rows]
-    copy = op == OpClass.COPY
-    flops[copy] = 0.0
-    size = _column(frame, "bytes")
-    traffic[copy] = 2 * size[copy]
-    given_flops = _column(frame, "flops")
-    flops = np.where(np.isnan(given_flops), flops, given_flops)
-    traffic = np.where(np.isnan(size) | copy, traffic, size)
-    return flops, traffic
-
-
-def with_work(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of a checked op-table frame with ``flops`` and ``bytes`` filled from the shapes where empty
-    (``work``; a copy's ``bytes`` stays its size)."""
-    flops, traffic = work(frame)
-    out = frame.copy()
-    out["flops"] = flops
-    copy = (out["op"] == OpClass.COPY.key).to_numpy()
-    out["bytes"] = np.where(copy, _column(frame, "bytes"), traffic)
-    return out[[c for c in SCHEMA if c in out.columns]]
-
-
-def default_names(frame: pd.DataFrame) -> list[str]:
-    """Kernel names built from op, dtype and shape (``gemm_bf16_m4096_n4096_k4096``, ``bmm_fp32_b6_m27_n21_k390``,
-    ``all_reduce_fp16_g8_1048576B``): what rows without a ``name`` are called, so that two tables of one sweep
-    pair by name."""
-    cols = {c: _column(frame, c) for c in ("m", "n", "k", "gpus", "message_bytes")}
-    batch = _column(frame, "batch")
-    dtype = frame["dtype"] if "dtype" in frame.columns else pd.Series([""] * len(frame))
-    out = []
-    for i, (op, dt) in enumerate(zip(frame["op"], dtype, strict=True)):
-        parts = [str(op)]
-        if isinstance(dt, str) and dt:
-            parts.append(dt)
-        if batch[i] > 1:
-            parts.append(f"b{int(batch[i])}")
-        parts += [f"{axis}{int(cols[axis][i])}" for axis in ("m", "n", "k") if not np.isnan(cols[axis][i])]
-        if not np.isnan(cols["gpus"][i]):
-            parts.append(f"g{int(cols['gpus'][i])}")
-        if not np.isnan(cols["message_bytes"][i]):
-            parts.append(f"{int(cols['message_bytes'][i])}B")
-        out.append("_".join(parts))
-    return out
+#: The format's reader (``traces.formats``); an op table records no host calls (its ops run back to back).
+READER = Reader(FORMAT, _claims, read_op_table, without_api(FORMAT, "an op table"))
 
 
 # -- the Trace ---------------------------------------------------------------------------------------------------
@@ -441,24 +204,24 @@ def to_trace(frame: pd.DataFrame, source: str = "", device: str | None = None) -
         raise InputError(f"the op table holds the measurements of {len(devices)} GPUs ({_listed(devices)}); a trace "
                          "is one run on one GPU model", path=path, key="device",
                          hint="Write one op table per GPU (nodecast.traces.op_table.write_op_tables), or read one "
-                              "GPU's rows with read_op_table(path, device=NAME); " + _SEE)
+                              "GPU's rows with read_op_table(path, device=NAME); " + SEE)
     n = len(frame)
-    op, dtype = _codes(frame)
+    op, dtype = codes(frame)
     flops, traffic = work(frame)
     total = float(frame["duration_s"].sum())
     if total * 1e9 >= 2.0**62:
         raise InputError(f"the op table's durations add up to {total:.6g} s, more than nodecast's timeline holds "
                          f"({2.0**62 * 1e-9:.3g} s)", path=path, key="duration_s",
-                         hint="Check that duration_s is in seconds; " + _SEE)
+                         hint="Check that duration_s is in seconds; " + SEE)
     duration = np.rint(frame["duration_s"].to_numpy(dtype=np.float64) * 1e9).astype(np.int64)
     end = np.cumsum(duration)
     copy = op == OpClass.COPY
-    size = _column(frame, "bytes")
+    size = number_column(frame, "bytes")
     if copy.any() and np.isnan(size[copy]).any():
         row = int(np.flatnonzero(copy)[np.argmax(np.isnan(size[copy]))]) + 1
         raise InputError("a copy row has no bytes", path=path, key=where("bytes", row),
                          hint="Give the bytes each copy moves")
-    message = _column(frame, "message_bytes")
+    message = number_column(frame, "message_bytes")
     collective = op >= OpClass.ALL_REDUCE
     nbytes = np.where(copy, size, np.where(collective & ~np.isnan(message), message, 0.0))
     names = np.array(frame["name"].to_numpy(dtype=object) if "name" in frame.columns else [""] * n, dtype=object)
@@ -482,18 +245,18 @@ def to_trace(frame: pd.DataFrame, source: str = "", device: str | None = None) -
         "dtype": dtype,
         "flops": flops,
         "work_bytes": traffic,
-        "batch": _ints(_batch(frame)),
-        "m": _ints(_column(frame, "m")),
-        "n": _ints(_column(frame, "n")),
-        "k": _ints(_column(frame, "k")),
-        "gpus": _ints(_column(frame, "gpus")),
+        "batch": _ints(batch_sizes(frame)),
+        "m": _ints(number_column(frame, "m")),
+        "n": _ints(number_column(frame, "n")),
+        "k": _ints(number_column(frame, "k")),
+        "gpus": _ints(number_column(frame, "gpus")),
     }
     for column in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
         if column in frame.columns:
-            cols[column] = np.nan_to_num(_column(frame, column), nan=0.0).astype(np.int64)
+            cols[column] = np.nan_to_num(number_column(frame, column), nan=0.0).astype(np.int64)
     for ours, theirs in (("registers", "registers_per_thread"), ("shared_bytes", "static_smem_bytes")):
         if ours in frame.columns:
-            cols[theirs] = _ints(_column(frame, ours))
+            cols[theirs] = _ints(number_column(frame, ours))
     notes = [f"an op table: its {n:,} ops are laid back to back on one stream in row order, so its timeline is "
              f"the sum of their measured times ({total:.6g} s), with no overlap and no host time"]
     ignored = frame.attrs.get("ignored") or []

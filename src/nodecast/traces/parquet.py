@@ -38,15 +38,18 @@ import pyarrow.parquet as pq
 
 from nodecast.decoding import decoder_limits
 from nodecast.errors import InputError
-from nodecast.traces.device_properties import GpuProperties
 from nodecast.fileio import atomic_path
+from nodecast.machines.device_properties import GpuProperties
 from nodecast.strict_json import dumps
 from nodecast.traces import _common
-from nodecast.traces.kinds import CopyKind, MemKind, OpKind
+from nodecast.traces.kinds import TRACE_KINDS, CopyKind, MemKind, OpKind
+from nodecast.traces.reader import ARROW, PARQUET, Reader, without_api
 from nodecast.traces.trace import COLUMNS, OCCUPANCY_COLUMNS, WORK_COLUMNS, Trace, TraceMeta, default_column
 
-# Enum columns and the enum their codes index: a code outside it would fail far from the file.
-_ENUM_COLUMNS = {"kind": OpKind, "copy_kind": CopyKind, "src_mem": MemKind, "dst_mem": MemKind}
+# Enum columns, the enum their codes index and how many of its codes a Trace uses: a code outside them would fail
+# far from the file (a graph's host kinds, OpKind.API and WAIT, are no Trace row).
+_ENUM_COLUMNS = {"kind": (OpKind, len(TRACE_KINDS)), "copy_kind": (CopyKind, len(CopyKind)),
+                 "src_mem": (MemKind, len(MemKind)), "dst_mem": (MemKind, len(MemKind))}
 
 #: Key of nodecast's JSON in the Parquet schema metadata.
 METADATA_KEY = b"nodecast"
@@ -56,12 +59,10 @@ READABLE_VERSIONS: dict[int, tuple[str, ...]] = {1: (*OCCUPANCY_COLUMNS, *WORK_C
                                                  FORMAT_VERSION: ()}
 #: Columns of floating-point values (NaN: unknown); every other column holds integers.
 FLOAT_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype.kind == "f")
-PARQUET_MAGIC = b"PAR1"
-ARROW_MAGIC = b"ARROW1"
 
 
 def _properties(doc: dict) -> GpuProperties:
-    """A device's recorded properties from the metadata (what ``traces.device_properties`` keeps); a value of
+    """A device's recorded properties from the metadata (what ``machines.device_properties`` keeps); a value of
     the wrong type is a damaged file (ValueError, turned into one line by the caller)."""
     target, sms, memory = doc.get("target"), doc.get("sms"), doc.get("memory_bytes")
     if not (target is None or isinstance(target, str)) or not all(
@@ -133,6 +134,14 @@ def read_parquet(path: str | Path) -> Trace:
     return _from_table(table, path, "Parquet")
 
 
+#: The formats' readers (``traces.formats``). Every Parquet file the op-table reader does not claim is taken for
+#: nodecast's (its reader refuses any other in its own words); neither records host calls.
+PARQUET_READER = Reader("parquet", lambda probe: probe.container == PARQUET, read_parquet,
+                        without_api("parquet", "a nodecast Parquet trace"))
+ARROW_READER = Reader("arrow", lambda probe: probe.container == ARROW, read_arrow,
+                      without_api("arrow", "a nodecast Arrow trace"))
+
+
 def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
     """A Trace from a table written by nodecast (Parquet or Arrow IPC)."""
     raw = (table.schema.metadata or {}).get(METADATA_KEY)
@@ -194,11 +203,11 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
     ids = cols["name_id"]
     if len(ids) and (ids.min() < -1 or ids.max() >= len(names)):
         raise InputError("name_id values point outside the stored names", path=path)
-    for name, enum in _ENUM_COLUMNS.items():
+    for name, (enum, count) in _ENUM_COLUMNS.items():
         codes = cols[name]
-        if len(codes) and (codes.min() < 0 or codes.max() >= len(enum)):
+        if len(codes) and (codes.min() < 0 or codes.max() >= count):
             raise InputError(
-                f"column {name!r} holds codes outside 0..{len(enum) - 1} ({enum.__name__})",
+                f"column {name!r} holds codes outside 0..{count - 1} ({enum.__name__})",
                 path=path,
                 hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
             )

@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from nodecast.errors import InputError
-from nodecast.traces.device_properties import GpuProperties
-from nodecast.traces.kinds import CopyKind, MemKind, OpKind, TransferClass, classify_transfers
+from nodecast.machines.device_properties import GpuProperties
+from nodecast.traces.kinds import TRACE_KINDS, CopyKind, MemKind, OpKind, TransferClass, classify_transfers
 from nodecast.traces.op_classes import DType, OpClass
 
 #: A timestamp the trace does not record.
@@ -320,7 +320,7 @@ class Trace:
 
         df = pd.DataFrame(dict(self._cols))
         if decode:
-            df["kind"] = pd.Categorical.from_codes(df["kind"], [k.name.lower() for k in OpKind])
+            df["kind"] = pd.Categorical.from_codes(df["kind"], [k.name.lower() for k in TRACE_KINDS])
             df["copy_kind"] = pd.Categorical.from_codes(df["copy_kind"], [k.name for k in CopyKind])
             df["src_mem"] = pd.Categorical.from_codes(df["src_mem"], [k.name.lower() for k in MemKind])
             df["dst_mem"] = pd.Categorical.from_codes(df["dst_mem"], [k.name.lower() for k in MemKind])

@@ -1,18 +1,9 @@
-"""Kernel errors of an evaluation, and many evaluations at once (two folders of traces paired by file name).
+"""Many evaluations at once: two folders of traces paired by file name (a kernel zoo's GPUs, say).
 
-``kernel_table`` reads an ``nodecast.workflows.evaluate.Evaluation``: per model, the
-kernel launches of run A aligned with launches of run B (same kernel name, in
-launch order per stream, or, where both runs record them, same op class,
-dtype and shape: ``nodecast.workflows.evaluate.align``) give the per-launch errors::
-
-    MAPE  = 100 * mean_i |A_i - P_i| / A_i            (Van Lanker et al.'s metric)
-    WMAPE = 100 * sum_i |A_i - P_i| / sum_i A_i        (AHEAD's, time-weighted)
-
-and, whatever aligned, the totals: every kernel of A the model projected
-against every kernel of B, ``100 * |sum P - sum B| / sum B``. Kernels differ
-by name across vendors (cuBLAS on an H100, hipBLASLt on an MI300X): then few
-or no launches align, and the totals are the comparison that stands (with no
-pair at all, the evaluation says it compared the totals only).
+The kernel errors of one evaluation (per model, the kernel launches of run A
+aligned with those of run B: MAPE, WMAPE and the kernel totals) are
+``nodecast.workflows.evaluate.kernel_table``, which ``Evaluation.kernels()``
+gives; each pair here is one such evaluation.
 
 ``evaluate_pairs`` evaluates every pair of files with the same name in two
 folders (run A's traces and run B's), each pair with its own machines
@@ -38,52 +29,10 @@ from nodecast.errors import InputError
 from nodecast.workflows.evaluate import UNCHANGED, Evaluation, evaluate
 from nodecast.headline import Number
 from nodecast.words import plural
-from nodecast.traces.kinds import OpKind
 
 if TYPE_CHECKING:
     from nodecast.traces.ncu import KernelMetrics
 
-#: Category label of kernels in ``Evaluation.category`` (``nodecast.cost.project.op_category``).
-KERNEL = "kernel"
-
-
-def kernel_table(ev: Evaluation) -> pd.DataFrame:
-    """Per model: aligned kernel launches, their MAPE and WMAPE (%), and the kernel totals (seconds, error %).
-
-    Columns ``model, launches, MAPE, WMAPE, projected_s, actual_s, total_error``;
-    ``projected_s`` is NaN for a model that left some kernel of A unprojected
-    (its total would cover less than B's). Empty when run A has no kernel.
-    """
-    trace_a, trace_b = ev.projection.trace, ev.trace_b
-    k_a = trace_a["kind"] == OpKind.KERNEL
-    if not k_a.any():
-        return pd.DataFrame(columns=["model", "launches", "MAPE", "WMAPE", "projected_s", "actual_s", "total_error"])
-    actual_total = float(trace_b.duration_ns[trace_b["kind"] == OpKind.KERNEL].sum()) * 1e-9
-    aligned = ev.category == KERNEL
-    rows = []
-    for name, projected in ev.projected_s.items():
-        ok = aligned & ~np.isnan(projected)
-        a, p = ev.actual_s[ok], projected[ok]
-        if name == UNCHANGED:
-            per_op = ev.projection.source_s
-        else:
-            per_op = ev.projection.results[name].time_s
-        if not np.isfinite(per_op[k_a]).any():
-            continue  # a model that projects no kernel (a transfer model)
-        total = float(per_op[k_a].sum()) if np.isfinite(per_op[k_a]).all() else float("nan")
-        rows.append({
-            "model": name,
-            "launches": int(ok.sum()),
-            "MAPE": float(np.mean(100.0 * np.abs(a - p) / a)) if len(a) else float("nan"),
-            "WMAPE": float(100.0 * np.abs(a - p).sum() / a.sum()) if len(a) and a.sum() > 0 else float("nan"),
-            "projected_s": total,
-            "actual_s": actual_total,
-            "total_error": 100.0 * abs(total - actual_total) / actual_total if actual_total > 0 else float("nan"),
-        })
-    return pd.DataFrame(rows, columns=["model", "launches", "MAPE", "WMAPE", "projected_s", "actual_s", "total_error"])
-
-
-# -- many pairs -----------------------------------------------------------------------------------------
 
 @dataclass
 class PairOutcome:

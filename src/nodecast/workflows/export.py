@@ -1,11 +1,12 @@
 """Write a replay or a forecast where other tools open it: a Chrome trace and a per-op table.
 
-``write_chrome_trace``: Chrome trace-event JSON (the "JSON Array/Object
-Format" that chrome://tracing and Perfetto read) with two timelines as two
-processes, side by side (``result.timelines()``: measured and replayed for a
-``ReplayResult``, measured on A and forecast on B for a ``ForecastResult``):
-one track per GPU stream and per host thread, complete events (``ph: "X"``)
-with ``ts``/``dur`` in microseconds after the trace's first timestamp.
+``write_chrome_trace``: Chrome trace-event JSON (``nodecast.trace_events``,
+the one writer of the format that chrome://tracing and Perfetto read) with
+two timelines as two processes, side by side (``result.timelines()``:
+measured and replayed for a ``ReplayResult``, measured on A and forecast on
+B for a ``ForecastResult``): one track per GPU stream and per host thread,
+complete events (``ph: "X"``) with ``ts``/``dur`` in microseconds after the
+trace's first timestamp.
 ``write_ops``: the per-op table of ``result.ops_table()`` as CSV or Parquet, written a block of rows
 at a time.
 Both write atomically (``fileio.atomic_path``).
@@ -17,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nodecast import trace_events
 from nodecast.fileio import atomic_path, check_suffix
-from nodecast.graph.opgraph import OpKind
+from nodecast.graph.opgraph import OpKind, kind_label
 from nodecast.graph.tracks import tracks
-from nodecast.strict_json import dumps
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,31 +54,26 @@ def chrome_events(result: Result) -> list[dict]:
     tid, labels = tracks(g)
     events: list[dict] = []
     for pid, (label, _) in enumerate(timelines, start=1):
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": label}})
+        events.append(trace_events.process_name(pid, label, tid=0))
         for t, text in enumerate(labels):
-            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t + 1, "args": {"name": text}})
+            events.append(trace_events.thread_name(pid, t + 1, text))
     for pid, (_, schedule) in enumerate(timelines, start=1):
         ts = schedule.start_s * 1e6
         dur = (schedule.end_s - schedule.start_s) * 1e6
         for v in range(len(g)):
             k = int(kind[v])
-            label = names[int(g.ops["name_id"][v])] or OpKind(k).name.lower()
+            label = names[int(g.ops["name_id"][v])] or kind_label(k)
             if k == OpKind.WAIT:
                 label = f"wait: {label}"
-            events.append({"ph": "X", "pid": pid, "tid": int(tid[v]) + 1, "name": label,
-                           "cat": OpKind(k).name.lower(), "ts": round(float(ts[v]), 3),
-                           "dur": round(float(dur[v]), 3)})
+            events.append(trace_events.complete(pid, int(tid[v]) + 1, label, kind_label(k), ts[v], dur[v]))
     return events
 
 
 def write_chrome_trace(result: Result, path: str | Path) -> Path:
     """Write the result's two timelines as one Chrome trace (strict JSON: a time that is not finite is null)."""
     path = check_trace_path(path)
-    doc = {"traceEvents": chrome_events(result), "displayTimeUnit": "ms",
-           "otherData": {"source": result.graph.source, "origin_ns": result.graph.origin_ns}}
-    with atomic_path(path) as tmp:
-        tmp.write_text(dumps(doc, separators=(",", ":")))
-    return path
+    return trace_events.write(path, chrome_events(result),
+                              {"source": result.graph.source, "origin_ns": result.graph.origin_ns})
 
 
 #: Ops of the per-op table built and written at a time. The table (16 columns, three of them text) is only

@@ -48,7 +48,7 @@ from nodecast import notes as nn
 from nodecast.engine import metrics
 from nodecast.cost.change import Change, describe
 from nodecast.cost.ops import CostOptions, OpCosts, costs
-from nodecast.graph.opgraph import OpGraph, OpKind
+from nodecast.graph.opgraph import OpGraph, kind_codes
 from nodecast.engine.replay import Schedule, replay
 from nodecast.workflows.replay import measured_schedule
 from nodecast.workflows.weigh import weigh
@@ -225,7 +225,7 @@ class ForecastResult:
         c = self.costs
         return pd.DataFrame({
             "op": op,
-            "kind": pd.Categorical.from_codes(g.ops["kind"][rows], [k.name.lower() for k in OpKind]),
+            "kind": pd.Categorical.from_codes(*kind_codes(g.ops["kind"][rows])),
             "category": np.asarray(labels, dtype=object)[code],
             "device": g.ops["device"][rows],
             "queue": g.ops["queue"][rows],
@@ -326,7 +326,7 @@ def read_api_for(path: str | os.PathLike[str]) -> ApiCalls:
     """The host records of a trace file, or of ``sample:NAME``."""
     import importlib.resources
 
-    from nodecast.traces.api_readers import read_api
+    from nodecast.traces.load import load_api as read_api
     from nodecast.traces.load import SAMPLE_PREFIX, sample_file
 
     text = os.fspath(path)
@@ -340,9 +340,9 @@ def read_api_for(path: str | os.PathLike[str]) -> ApiCalls:
 
 def read_trace_and_api(path: str | os.PathLike[str]) -> tuple[Trace, ApiCalls]:
     """A trace file (or ``sample:NAME``) and its host records."""
-    from nodecast.traces.load import load_trace
+    from nodecast.traces.load import load_run
 
-    return load_trace(path), read_api_for(path)
+    return load_run(path)
 
 
 def forecast_trace(path: str | os.PathLike[str], target: str | Machine, source: str | Machine | None = None,
@@ -353,9 +353,9 @@ def forecast_trace(path: str | os.PathLike[str], target: str | Machine, source: 
     ``source``: the node the trace was recorded on; None picks it from the
     trace's GPU name (``nodecast.machines.resolve_source``), a name is
     checked against it. A ``target`` naming a GPU only is the source's node
-    with that GPU (``graph.targets.target_machine``).
+    with that GPU (``workflows.target_nodes.target_machine``).
     """
-    from nodecast.workflows.targets import target_machine
+    from nodecast.workflows.target_nodes import target_machine
     from nodecast.machines import resolve_source
 
     trace, api = read_trace_and_api(path)

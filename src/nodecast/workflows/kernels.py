@@ -2,7 +2,7 @@
 
 ``project_kernel_metrics`` reads nothing itself: it takes the metrics
 (``traces.ncu.read_ncu_csv``), the two machines and the model names, runs
-every kernel model (``models.roofline.project_metrics``: the hierarchical
+every kernel model (``cost.kernels.project_metrics``: the hierarchical
 roofline of Van Lanker et al., Euro-Par 2024, and the kernel baselines) and,
 with the same program's launches measured on the target, each model's error
 against them (MAPE = 100 mean(|A - P| / A) over launches, the roofline
@@ -30,7 +30,8 @@ from nodecast.headline import Number
 
 if TYPE_CHECKING:
     from nodecast.machines import Machine
-    from nodecast.models.roofline import KernelProjection, RooflineProjection
+    from nodecast.cost.kernels import KernelProjection
+    from nodecast.models.roofline_equations import RooflineProjection
     from nodecast.models.sass import SassComparison
     from nodecast.traces.ncu import KernelMetrics
 
@@ -91,7 +92,7 @@ class KernelsResult:
 
     def numbered(self) -> list[str]:
         """Labels numbered because different kernels' short names coincide (``name #1``, ``name #2``)."""
-        from nodecast.models.roofline import short_kernel_name
+        from nodecast.cost.kernels import short_kernel_name
 
         return sorted({lab for full, lab in zip(self.launches["kernel"], self.launches["label"], strict=True)
                        if lab != short_kernel_name(full)})
@@ -193,7 +194,7 @@ def project_kernel_metrics(
     ``measured``: the same program's metrics on the target, to score every
     model; ``files``: the CSVs ``metrics`` came from (shown in reports).
     """
-    from nodecast.models.roofline import project_metrics
+    from nodecast.cost.kernels import project_metrics
 
     proj = project_metrics(metrics, source, target, models, sass)
     launches = proj.launches()
@@ -221,7 +222,7 @@ def select_kernel(names: list[str], pattern: str) -> str:
     hits = [n for n in names if pattern in n]
     if len(hits) == 1:
         return hits[0]
-    from nodecast.models.roofline import short_kernel_name
+    from nodecast.cost.kernels import short_kernel_name
 
     if not hits:
         known = "; ".join(short_kernel_name(n, 50) for n in names[:6])
@@ -239,7 +240,8 @@ def kernel_roofline(metrics: KernelMetrics, source: Machine, target: Machine, pa
     range, or when the kernel executes no floating-point instruction (no
     operational intensity).
     """
-    from nodecast.models.roofline import KernelInputs, aggregate_launches, gpu_figures, project_kernels
+    from nodecast.models.roofline_equations import KernelInputs, aggregate_launches, project_kernels
+    from nodecast.models.roofline_figures import gpu_figures
 
     name = select_kernel(metrics.kernel_names, pattern)
     rows = np.flatnonzero(metrics.table["kernel"].to_numpy() == name)

@@ -29,7 +29,7 @@ from nodecast.engine import metrics
 from nodecast.traces.api import ApiCalls
 from nodecast.graph.build import build
 from nodecast.notes import from_, records
-from nodecast.graph.opgraph import OpGraph, OpKind
+from nodecast.graph.opgraph import OpGraph, OpKind, kind_codes
 from nodecast.engine.replay import Schedule, replay
 from nodecast.headline import Number
 from nodecast.traces.trace import Trace
@@ -125,7 +125,7 @@ class ReplayResult:
         names = np.array([*g.names, ""], dtype=object)
         return pd.DataFrame({
             "op": np.arange(rows.start, rows.stop, rows.step),
-            "kind": pd.Categorical.from_codes(g.ops["kind"][rows], [k.name.lower() for k in OpKind]),
+            "kind": pd.Categorical.from_codes(*kind_codes(g.ops["kind"][rows])),
             "device": g.ops["device"][rows],
             "queue": g.ops["queue"][rows],
             "name": names[g.ops["name_id"][rows]],
@@ -163,11 +163,9 @@ def measured_schedule(graph: OpGraph, trace: Trace, api: ApiCalls) -> Schedule:
 def replay_trace(path: str | os.PathLike[str], *, copy_engines_per_direction: int | None = None,
                  machine: str | Machine | None = None) -> ReplayResult:
     """Build the OpGraph of a trace file and replay it with its own measured durations (see the module docstring)."""
-    from nodecast.traces.api_readers import read_api
-    from nodecast.traces.load import load_trace
+    from nodecast.traces.load import load_run
 
-    trace = load_trace(path)
-    api = read_api(path)
+    trace, api = load_run(path)
     return replay_result(trace, api, copy_engines_per_direction=copy_engines_per_direction, machine=machine)
 
 

@@ -1,15 +1,13 @@
 """Many independent simulations at once: size sweeps, scheduler sweeps, reference comparisons.
 
 Each simulation is single-threaded and independent of the others, so a sweep
-scales with processes. As DESIGN.md decides, sweeps run on Dask distributed:
-a ``LocalCluster`` of single-threaded worker processes by default, or an
-existing Dask scheduler (``address``, e.g. ``tcp://head:8786``; a cluster
-started with dask-jobqueue on SLURM or PBS) to scale past one machine. With
-one job, or one case, everything runs in this process and Dask is not
-imported. Dask is the ``parallel`` extra (``nodecast.extras``): without it
-the automatic choice runs every case here, and an explicit job count above 1
-or a scheduler address is one ``InputError`` naming the extra
-(``require_dask``), raised before any case runs.
+scales with processes: sweeps run on Dask distributed through
+``workflows.parallel`` (a ``LocalCluster`` of single-threaded worker
+processes, or an existing Dask scheduler at ``address``; with one job, or one
+case, everything runs in this process and Dask is not imported). Dask is the
+``parallel`` extra: without it the automatic choice runs every case here, and
+an explicit job count above 1 or a scheduler address is one ``InputError``
+naming the extra (``parallel.require_dask``), raised before any case runs.
 
 Results do not depend on where or in which order cases run: every case
 builds its own task graph and its own runtime, and a simulation draws kernel
@@ -32,14 +30,8 @@ DAG over schedulers) and returns a ``SweepResult``, the result model of
 
 from __future__ import annotations
 
-import logging
-import os
-import signal
-import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,7 +42,10 @@ from nodecast.graph.opgraph import OpGraph
 from nodecast.models.history import KernelModels
 from nodecast.engine.platform import Platform
 from nodecast.headline import Number
+from nodecast.progress import JobDone
 from nodecast.runtime.simulation import RuntimeOptions, Simulation
+from nodecast.workflows import parallel
+from nodecast.workflows.parallel import default_jobs, require_dask
 
 #: Without an explicit job count, a sweep starts a local cluster only when it simulates at
 #: least this many tasks in all: a cluster takes seconds to start, about what one process
@@ -84,31 +79,6 @@ class Case:
         if self.matrix_size is None or self.app is None:
             return 0
         return task_count(self.app, self.matrix_size // self.block_size)
-
-
-def require_dask(address: str | None) -> None:
-    """The one-line InputError naming the ``parallel`` extra when Dask is not installed: ``address`` (--cluster)
-    given, or else a job count above 1 (--jobs)."""
-    key = "--jobs" if address is None else "--cluster"
-    extras.require("distributed", "running on a Dask cluster" if address else "running several at once", key=key,
-                   otherwise=f"leave {key} out to run them one at a time")
-
-
-def one_at_a_time_note(count: int, what: str) -> str | None:
-    """Without Dask, the line telling that the ``count`` ``what`` (``simulations``) run one at a time here and
-    how to run them at once; None when Dask is installed."""
-    if extras.installed("distributed"):
-        return None
-    return (f"note: Dask is not installed: the {count} {what} run one at a time "
-            f"({extras.hint('distributed')} to run them at once, --jobs N)")
-
-
-def default_jobs() -> int:
-    """The CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def run_case(case: Case, platform: Platform, models: KernelModels, graph: OpGraph | None = None) -> dict[str, Any]:
@@ -151,7 +121,7 @@ def run_cases(
     graph: OpGraph | None = None,
     jobs: int | None = None,
     address: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: JobDone | None = None,
     machines: Mapping[str, tuple[Platform, KernelModels]] | None = None,
     keep_going: bool = False,
 ) -> list[dict[str, Any]]:
@@ -183,13 +153,8 @@ def run_cases(
     if jobs is None:
         total = sum(c.n_tasks() if c.app is not None else (len(graph) if graph is not None else 0) for c in cases)
         jobs = default_jobs() if total >= AUTO_PARALLEL_TASKS and extras.installed("distributed") else 1
-    if address is None and (jobs == 1 or n <= 1):
-        out = []
-        for i, case in enumerate(cases):
-            out.append(run(case, *setups[case.machine], graph))
-            if progress is not None:
-                progress(i)
-        return out
+    if parallel.runs_here(jobs, n, address):
+        return parallel.run_here(lambda i: run(cases[i], *setups[cases[i].machine], graph), n, progress)
     require_dask(address)
     return _run_on_dask(cases, setups, run, graph, min(jobs, n), address, progress)
 
@@ -210,90 +175,19 @@ def _setups(cases, platform, models, machines) -> dict[str | None, tuple[Platfor
     return out
 
 
-#: Seconds to wait for an existing scheduler to answer.
-_CONNECT_TIMEOUT_S = 10
-
-#: Dask settings for a local cluster: the worker's sampling profiler (every 10 ms it walks
-#: the running simulation's stack, under the GIL) and the GIL monitor slow a
-#: single-threaded simulation by a third on a 2-core machine; nobody reads them here.
-_QUIET_WORKERS = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.system-monitor.gil.enabled": False,
-}
-
-
 def _run_on_dask(cases, setups, run, graph, jobs, address, progress) -> list[dict[str, Any]]:
-    import dask
-    import distributed  # noqa: F401  NOTE: loads its config defaults before they are overridden (and restored)
+    """The cases on Dask (``parallel.run_on_dask``): each platform and its models, and the sweep's graph, sent to
+    the workers once; the biggest case first (longest-processing-time order)."""
+    shared: dict[Any, list[Any]] = {("machine", key): list(pair) for key, pair in setups.items()}
+    if graph is not None:
+        shared["graph"] = [graph]
 
-    if address is None:
-        with dask.config.set(_QUIET_WORKERS):
-            return _run_on_client(cases, setups, run, graph, jobs, None, progress)
-    return _run_on_client(cases, setups, run, graph, jobs, address, progress)
+    def args(i: int, sent: Mapping[Any, list[Any]]) -> tuple[Any, ...]:
+        return (cases[i], *sent[("machine", cases[i].machine)], *sent.get("graph", []))
 
-
-def _run_on_client(cases, setups, run, graph, jobs, address, progress) -> list[dict[str, Any]]:
-    from distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if address is None:
-        with _workers_ignore_ctrl_c():
-            cluster = LocalCluster(
-                n_workers=jobs,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(address, timeout=_CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise InputError(
-                f"cannot reach a Dask scheduler at {address!r} ({exc})",
-                key="--cluster",
-                hint="Start one ('dask scheduler', then 'dask worker ADDRESS' on each node) or leave --cluster out",
-            ) from None
-    try:
-        shared = {key: client.scatter(list(pair), broadcast=True) for key, pair in setups.items()}
-        extra = [client.scatter(graph, broadcast=True)] if graph is not None else []
-        # NOTE: biggest first (longest-processing-time order): the first submissions start
-        # at once, so submission order, not priority, decides what runs first.
-        order = sorted(range(len(cases)), key=lambda i: (-cases[i].n_tasks(), i))
-        futures = [
-            client.submit(run, cases[i], *shared[cases[i].machine], *extra, pure=False, key=f"nodecast-case-{i}-{uuid.uuid4().hex}")
-            for i in order
-        ]
-        index = {f.key: i for i, f in zip(order, futures, strict=True)}
-        results: list[dict[str, Any] | None] = [None] * len(cases)
-        for fut in as_completed(futures):
-            i = index[fut.key]
-            results[i] = fut.result()
-            if progress is not None:
-                progress(i)
-        return results  # type: ignore[return-value]
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-@contextmanager
-def _workers_ignore_ctrl_c():
-    """Start worker processes with SIGINT ignored (an ignored signal stays ignored in a child).
-
-    Ctrl-C then reaches only this process, which shuts the cluster down in
-    order, instead of every worker printing its own KeyboardInterrupt.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    order = sorted(range(len(cases)), key=lambda i: (-cases[i].n_tasks(), i))
+    return parallel.run_on_dask(run, len(cases), args, shared=shared, jobs=jobs, address=address, progress=progress,
+                                order=order, name="nodecast-case")
 
 
 @dataclass
@@ -356,7 +250,7 @@ def run_sweep(
     graph: OpGraph | None = None,
     jobs: int | None = None,
     address: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: JobDone | None = None,
 ) -> SweepResult:
     """Simulate ``app`` at every size with every scheduler (``graph``, a DAG, with every scheduler when ``app`` is None).
 

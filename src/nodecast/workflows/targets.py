@@ -1,56 +1,46 @@
 """Forecast one trace on several target nodes, or on a sweep over machine parameters, as one table.
 
-Targets are ``TargetSpec``: a machine (catalogue name, machine file or
-``GPU[xN][@HOST]`` spec string) and what-if parameters applied to it.
-``--to a,b,c`` gives three specs; ``--sweep KEY=V1,V2,...`` (repeatable)
-multiplies every ``--to`` machine by the cartesian product of the values:
+The targets are ``TargetSpec`` (``workflows.target_nodes``: a machine spec
+and the what-if parameters ``--sweep`` applies to it; its names are
+importable from here too). ``compare_targets`` checks every target before
+any forecast runs, builds the trace's OpGraph once, and forecasts each
+target (``workflows.forecast``: only the costs and the replay run per
+target) into one ``Comparison``: a row per target, the notes per target.
 
-=================  ===============================================================
-key                what it changes on the target Machine
-=================  ===============================================================
-``link.gen``       generation of the PCIe or NVLink links between every GPU and its
-                   CPU socket (PCIe 1-6, NVLink 1-5); a rate the machine file gives
-                   by hand on those links (``bandwidth_bps``) is dropped, so that
-                   the generation decides it
-``link.lanes``     PCIe lanes of those links (1, 2, 4, 8, 12, 16, 32): the width
-``link.links``     NVLink links (bricks) of those links
-``gpu.count``      number of GPUs: fewer drop the last GPUs and their links; more
-                   copy the last GPU with its links to CPU sockets and switches
-                   (GPU-to-GPU links are not copied: peer copies go through the host)
-``gpu.dram_gbps``  GPU DRAM bandwidth, GB/s (1e9 B/s); a measured DRAM maximum in
-                   the machine file is replaced too
-``cpu.mem_gbps``   host memory bandwidth per socket, GB/s (pageable copies' staging)
-=================  ===============================================================
-
-e.g. ``--to h100-pcie-server --sweep link.gen=3,4,5 --sweep link.lanes=8,16``
-forecasts six nodes. A ``--to`` naming a GPU alone (no ``@HOST``) is the
-source's node with that GPU (``target_machine``): what it does not name is
-the source's. Each forecast shares the trace's OpGraph (built once);
-only the costs and the replay run per target.
-
-Running on Dask: like ``simulate``'s sweeps (``nodecast.workflows.simulate_sweep``), many
-targets run on a local Dask cluster of single-threaded worker processes, or
-on an existing scheduler (``address``). The trace and its host records
-travel to each worker once; each worker builds the graph once. Machines do
-not travel (they hold read-only mappings): each worker loads the spec again
-and applies the parameters, as the client did when it checked every target
-before running any. With ``jobs`` None a cluster starts only when the
-targets' graph ops add up to ``AUTO_PARALLEL_OPS``.
+Running on Dask: like ``simulate``'s sweeps, many targets run on the one
+Dask runner (``workflows.parallel``): a local cluster of single-threaded
+worker processes, or an existing scheduler (``address``). The trace and its
+host records travel to each worker once; each worker builds the graph once.
+Machines do not travel (they hold read-only mappings): each worker loads the
+spec again and applies the parameters, as the client did when it checked
+every target before running any. With ``jobs`` None a cluster starts only
+when the targets' graph ops add up to ``AUTO_PARALLEL_OPS``.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from nodecast.errors import InputError
-from nodecast.words import plural
+from nodecast.progress import JobDone
+from nodecast.workflows import parallel
+from nodecast.workflows.target_nodes import (  # noqa: F401  the target nodes' names, importable from here as before
+    MAX_TARGETS,
+    SWEEP_KEYS,
+    TargetSpec,
+    apply_params,
+    parse_sweep,
+    split_targets,
+    target_machine,
+    target_specs,
+    with_gpu_count,
+)
 
 if TYPE_CHECKING:
     from nodecast.traces.api import ApiCalls
@@ -58,232 +48,17 @@ if TYPE_CHECKING:
     from nodecast.cost.ops import CostOptions
     from nodecast.workflows.forecast import ForecastResult
     from nodecast.graph.opgraph import OpGraph
-    from nodecast.machines.schema import Link, Machine
+    from nodecast.machines.schema import Machine
     from nodecast.traces.trace import Trace
 
-#: Sweep keys and the values each accepts (checked before anything runs).
-SWEEP_KEYS = {
-    "link.gen": "a PCIe generation 1-6 or an NVLink generation 1-5",
-    "link.lanes": "PCIe lanes: 1, 2, 4, 8, 12, 16 or 32",
-    "link.links": "NVLink links: 1-18",
-    "gpu.count": "GPUs: 1-72",
-    "gpu.dram_gbps": "GB/s > 0",
-    "cpu.mem_gbps": "GB/s > 0",
-}
-_INTEGER_KEYS = ("link.gen", "link.lanes", "link.links", "gpu.count")
 #: Forecasting ops (graph ops x targets) from which a sweep without --jobs starts a local cluster:
 #: a cluster takes seconds to start, about what one process forecasts of 5 M graph ops.
 AUTO_PARALLEL_OPS = 5_000_000
-#: Most targets one comparison may hold.
-MAX_TARGETS = 1000
 
+#: What to do when ``--cluster`` names no scheduler (as the forecast has always said it; ``simulate`` adds
+#: "on each node").
+CONNECT_HINT = "Start one ('dask scheduler', then 'dask worker ADDRESS') or leave --cluster out"
 
-@dataclass(frozen=True)
-class TargetSpec:
-    """A target node: a machine spec and what-if parameters ``((key, value), ...)``."""
-
-    machine: str
-    params: tuple[tuple[str, float], ...] = ()
-
-    @property
-    def label(self) -> str:
-        """``machine`` or ``machine[key=value,...]``."""
-        if not self.params:
-            return self.machine
-        return f"{self.machine}[{','.join(f'{k}={_fmt(v)}' for k, v in self.params)}]"
-
-    def load(self, source: Machine | None = None) -> Machine:
-        """The Machine of the spec with the parameters applied (InputError on a bad spec or value); a spec naming
-        a GPU only is ``source``'s node with that GPU when ``source`` is given (``target_machine``)."""
-        machine = target_machine(self.machine, source)
-        return apply_params(machine, self.params) if self.params else machine
-
-
-def target_machine(spec: str, source: Machine | None = None) -> Machine:
-    """The node a ``--to`` spec names, given the source node A.
-
-    A spec naming a GPU only (a sheet key or device name, ``xN`` allowed, no
-    ``@HOST``: ``machines.compose.gpu_only_spec``) is A's node with that GPU
-    (``machines.compose.with_gpu``): A's host, host copy rate and 1-byte costs
-    are kept, only the GPUs and their host links change (``xN``: N GPUs, as
-    ``gpu.count`` does). Anything else, or any spec without ``source``, is
-    ``machines.load_machine``'s: a catalogue node, a machine file, or
-    ``GPU[xN]@HOST``, which changes the host too.
-    """
-    from nodecast.machines import load_machine
-    from nodecast.machines.compose import gpu_only_spec, node_name, with_gpu
-
-    only = gpu_only_spec(spec) if source is not None else None
-    if only is None:
-        return load_machine(spec)
-    sheet, count = only
-    machine = with_gpu(source, sheet)  # type: ignore[arg-type]
-    if count is not None and count != machine.gpu.count:
-        machine = with_gpu_count(machine, count)
-        machine = replace(machine, name=node_name(sheet, count, source),  # type: ignore[arg-type]
-                          notes=(*machine.notes, f"{plural(count, 'GPU')} (--to {spec}), A has "
-                                                 f"{source.gpu.count}"))  # type: ignore[union-attr]
-    return machine
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-
-def parse_sweep(texts: Sequence[str]) -> list[tuple[tuple[str, float], ...]]:
-    """``["link.gen=3,4", "gpu.count=1,2"]`` -> the cartesian product of the values (one tuple per node)."""
-    axes: list[list[tuple[str, float]]] = []
-    seen: set[str] = set()
-    for text in texts:
-        key, sep, values = (part.strip() for part in text.partition("="))
-        if not sep or not key or not values:
-            raise InputError(f"expected KEY=V1,V2,..., got {text!r}", key="--sweep",
-                             hint=f"Keys: {', '.join(SWEEP_KEYS)}; e.g. --sweep link.gen=3,4,5")
-        if key not in SWEEP_KEYS:
-            raise InputError(f"unknown key {key!r}", key="--sweep", hint=f"Keys: {', '.join(SWEEP_KEYS)}")
-        if key in seen:
-            raise InputError(f"{key} is given twice", key="--sweep", hint="Give all its values in one --sweep")
-        seen.add(key)
-        axis = []
-        for item in values.split(","):
-            item = item.strip()
-            try:
-                v = float(item)
-            except ValueError:
-                raise InputError(f"{key}: {item!r} is not a number ({SWEEP_KEYS[key]})", key="--sweep") from None
-            if not math.isfinite(v) or v <= 0 or (key in _INTEGER_KEYS and not v.is_integer()):
-                raise InputError(f"{key}: {item!r} is out of range ({SWEEP_KEYS[key]})", key="--sweep")
-            axis.append((key, v))
-        axes.append(axis)
-    return [tuple(combo) for combo in itertools.product(*axes)] if axes else [()]
-
-
-def target_specs(machines: Sequence[str], sweeps: Sequence[str] = ()) -> list[TargetSpec]:
-    """Every --to machine times every sweep combination, in that order."""
-    if not machines:
-        raise InputError("no target machine", key="--to", hint="Give --to MACHINE[,MACHINE...]")
-    combos = parse_sweep(sweeps)
-    specs = [TargetSpec(m, combo) for m in machines for combo in combos]
-    if len(specs) > MAX_TARGETS:
-        raise InputError(f"{len(specs):,} targets (at most {MAX_TARGETS:,})", key="--sweep",
-                         hint="Sweep fewer values at once")
-    return specs
-
-
-def split_targets(text: str) -> list[str]:
-    """``--to a,b,c`` -> ``["a", "b", "c"]`` (an existing file whose name holds a comma stays whole)."""
-    from nodecast.paths import names_a_file
-
-    if names_a_file(text):
-        return [text]
-    names = [t.strip() for t in text.split(",")]
-    if not all(names):
-        raise InputError(f"empty machine name in {text!r}", key="--to", hint="e.g. --to a100-pcie-40gb,h100-pcie-80gb")
-    return list(dict.fromkeys(names))
-
-
-# -- what-if parameters ------------------------------------------------------------------------
-
-def apply_params(machine: Machine, params: Sequence[tuple[str, float]]) -> Machine:
-    """``machine`` with the sweep parameters applied (see the module docstring), its notes saying so."""
-    notes = list(machine.notes)
-    for key, value in params:
-        if key == "gpu.count":
-            machine = with_gpu_count(machine, int(value))
-        elif key == "gpu.dram_gbps":
-            machine = _with_dram(machine, value * 1e9)
-        elif key == "cpu.mem_gbps":
-            machine = replace(machine, cpu=replace(machine.cpu, memory_bandwidth_bps=value * 1e9))
-        else:
-            machine, extra = _with_host_links(machine, key, int(value))
-            notes += extra
-        notes.append(f"what-if on {machine.name}: {key} = {_fmt(value)}")
-    label = ",".join(f"{k}={_fmt(v)}" for k, v in params)
-    return replace(machine, name=f"{machine.name}[{label}]", notes=tuple(notes))
-
-
-def _host_link_ids(machine: Machine) -> set[str]:
-    ids: set[str] = set()
-    for g in range(machine.gpu.count):
-        ids.update(link.id for link in machine.host_route(g))
-    return ids
-
-
-def _with_host_links(machine: Machine, key: str, value: int) -> tuple[Machine, list[str]]:
-    from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
-
-    field_ = key.split(".", 1)[1]
-    kinds = {"gen": ("pcie", "nvlink"), "lanes": ("pcie",), "links": ("nvlink",)}[field_]
-    ids = _host_link_ids(machine)
-    links: list[Link] = []
-    changed = 0
-    overridden = []
-    for link in machine.links:
-        if link.id in ids and link.kind in kinds:
-            if field_ == "gen":
-                known = PCIE_GT_PER_S if link.kind == "pcie" else NVLINK_BPS_PER_LINK
-                if value not in known:
-                    raise InputError(f"{key}: no {link.kind} generation {value} (known: {min(known)}-{max(known)})",
-                                     key="--sweep")
-            if field_ == "lanes" and value not in (1, 2, 4, 8, 12, 16, 32):
-                raise InputError(f"{key}: PCIe links have 1, 2, 4, 8, 12, 16 or 32 lanes (got {value})", key="--sweep")
-            if field_ == "links" and not 1 <= value <= 18:
-                raise InputError(f"{key}: 1 to 18 NVLink links (got {value})", key="--sweep")
-            if link.bandwidth_bps is not None:
-                overridden.append(link.id)
-            link = replace(link, **{field_: value, "bandwidth_bps": None})
-            changed += 1
-        links.append(link)
-    if not changed:
-        present = sorted({lk.kind for lk in machine.links if lk.id in ids})
-        raise InputError(f"{key}: {machine.name} has no {' or '.join(kinds)} link between a GPU and its CPU "
-                         f"(its host links are {', '.join(present) or 'none'})", key="--sweep",
-                         hint="Sweep a key its links have, or pick another --to machine")
-    notes = [f"what-if on {machine.name}: the hand-given rate of link(s) {', '.join(overridden)} dropped so that "
-             f"{key} decides it"] if overridden else []
-    return replace(machine, links=tuple(links)), notes
-
-
-def _with_dram(machine: Machine, bps: float) -> Machine:
-    from nodecast.machines.schema import MemoryLevel
-
-    levels = dict(machine.gpu.levels)
-    old = levels.get("dram", MemoryLevel())
-    levels["dram"] = MemoryLevel(bandwidth_bps=bps, size_bytes=old.size_bytes)
-    machine = replace(machine, gpu=replace(machine.gpu, levels=levels))
-    m = machine.measured
-    if m is not None and "dram" in m.gpu_level_bandwidth_bps:
-        measured = dict(m.gpu_level_bandwidth_bps)
-        measured["dram"] = bps
-        machine = replace(machine, measured=replace(m, gpu_level_bandwidth_bps=measured))
-    return machine
-
-
-def with_gpu_count(machine: Machine, count: int) -> Machine:
-    """``machine`` with ``count`` GPUs (see ``gpu.count`` in the module docstring)."""
-    n = machine.gpu.count
-    if not 1 <= count <= 72:
-        raise InputError(f"gpu.count: 1 to 72 GPUs (got {count})", key="--sweep")
-    if count == n:
-        return machine
-    gpu_ep = {f"gpu{i}" for i in range(n)}
-    if count < n:
-        gone = {f"gpu{i}" for i in range(count, n)}
-        links = tuple(lk for lk in machine.links if not set(lk.endpoints) & gone)
-        gpu = replace(machine.gpu, count=count, cpu_socket=machine.gpu.cpu_socket[:count])
-        return replace(machine, gpu=gpu, links=links)
-    last = f"gpu{n - 1}"
-    own = [lk for lk in machine.links if last in lk.endpoints and not (set(lk.endpoints) - {last}) & gpu_ep]
-    links = list(machine.links)
-    for k in range(n, count):
-        for lk in own:
-            a, b = (f"gpu{k}" if e == last else e for e in lk.endpoints)
-            links.append(replace(lk, id=f"{lk.id}-gpu{k}", endpoints=(a, b)))
-    sockets = machine.gpu.cpu_socket + (machine.gpu.cpu_socket[-1],) * (count - n)
-    return replace(machine, gpu=replace(machine.gpu, count=count, cpu_socket=sockets), links=tuple(links))
-
-
-# -- running ---------------------------------------------------------------------------------------
 
 @dataclass
 class Comparison:
@@ -474,7 +249,7 @@ def _forecast_one(spec: TargetSpec, trace: Trace, api: ApiCalls, source_spec: st
 def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *, source: str | None = None,
                     allow_gpu_mismatch: bool = False, options: CostOptions | None = None,
                     copy_engines_per_direction: int | None = None, jobs: int | None = None,
-                    address: str | None = None, progress: Callable[[int], None] | None = None) -> Comparison:
+                    address: str | None = None, progress: JobDone | None = None) -> Comparison:
     """Forecast ``trace`` on every target of ``specs``; one row per target, in the order given.
 
     ``source``: the --from spec (None: from the trace's GPU name). Every
@@ -493,9 +268,7 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
     if not specs:
         raise InputError("no target machine", key="--to")
     if address is not None or ((jobs or 1) > 1 and len(specs) > 1):
-        from nodecast.workflows.simulate_sweep import require_dask
-
-        require_dask(address)
+        parallel.require_dask(address)
     source_machine = resolve_source(trace, source, allow_gpu_mismatch)
     for spec in specs:  # every spec and parameter checked up front: a bad one fails before any work
         spec.load(source_machine)
@@ -505,12 +278,8 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
         jobs = _default_jobs() if len(graph) * len(specs) >= AUTO_PARALLEL_OPS and _has_dask() else 1
     token = uuid.uuid4().hex
     args = (trace, api, source, allow_gpu_mismatch, options, copy_engines_per_direction, token)
-    if address is None and (jobs == 1 or len(specs) == 1):
-        out = []
-        for i, spec in enumerate(specs):
-            out.append(_forecast_one(spec, *args, graph=graph))
-            if progress is not None:
-                progress(i)
+    if parallel.runs_here(jobs, len(specs), address):
+        out = parallel.run_here(lambda i: _forecast_one(specs[i], *args, graph=graph), len(specs), progress)
     else:
         out = _on_dask(specs, args, min(jobs, len(specs)), address, progress)
     base = out[0][2]
@@ -528,7 +297,8 @@ def compare_targets(trace: Trace, api: ApiCalls, specs: Sequence[TargetSpec], *,
 def _with_chain(options: CostOptions | None) -> CostOptions:
     """The options with the model chain resolved here, so that Dask workers run the models this process
     chose (a model registered only in this process is then an error there, not a silent difference)."""
-    from nodecast.cost.ops import CostOptions, model_chains
+    from nodecast.cost.ops import CostOptions
+    from nodecast.models.registry import model_chains
 
     opts = options or CostOptions()
     names = tuple(name for chain in model_chains(opts.models).values() for name in chain)
@@ -536,9 +306,7 @@ def _with_chain(options: CostOptions | None) -> CostOptions:
 
 
 def _default_jobs() -> int:
-    from nodecast.workflows.simulate_sweep import default_jobs
-
-    return default_jobs()
+    return parallel.default_jobs()
 
 
 def _has_dask() -> bool:
@@ -548,42 +316,9 @@ def _has_dask() -> bool:
 
 
 def _on_dask(specs, args, jobs, address, progress) -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:
-    """Run the forecasts on Dask with simulate's cluster settings (``nodecast.workflows.simulate_sweep``)."""
-    import dask
-    import distributed  # noqa: F401  NOTE: loads its config defaults before they are overridden
-
-    from nodecast.workflows import simulate_sweep as sweep
-
-    with dask.config.set(sweep._QUIET_WORKERS if address is None else {}):
-        from distributed import Client, LocalCluster, as_completed
-
-        cluster = None
-        if address is None:
-            with sweep._workers_ignore_ctrl_c():
-                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
-            client = Client(cluster)
-        else:
-            try:
-                client = Client(address, timeout=sweep._CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach a Dask scheduler at {address!r} ({exc})", key="--cluster",
-                                 hint="Start one ('dask scheduler', then 'dask worker ADDRESS') or leave --cluster out"
-                                 ) from None
-        try:
-            trace, api, *rest = args
-            shared = client.scatter([trace, api], broadcast=True)
-            futures = [client.submit(_forecast_one, spec, *shared, *rest, pure=False,
-                                     key=f"nodecast-forecast-{i}-{uuid.uuid4().hex}") for i, spec in enumerate(specs)]
-            index = {f.key: i for i, f in enumerate(futures)}
-            results: list[Any] = [None] * len(specs)
-            for fut in as_completed(futures):
-                i = index[fut.key]
-                results[i] = fut.result()
-                if progress is not None:
-                    progress(i)
-            return results
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+    """The forecasts on the one Dask runner (``workflows.parallel``): the trace and its host records sent to the
+    workers once, each worker building the graph once (``_GRAPHS``)."""
+    trace, api, *rest = args
+    return parallel.run_on_dask(_forecast_one, len(specs), lambda i, sent: (specs[i], *sent["trace"], *rest),
+                                shared={"trace": [trace, api]}, jobs=jobs, address=address, progress=progress,
+                                name="nodecast-forecast", connect_hint=CONNECT_HINT)

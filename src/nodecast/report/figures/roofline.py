@@ -20,7 +20,8 @@ from nodecast.workflows.kernels import KernelRoofline
 from nodecast.report.figures import check_figure_path, draw, plt
 
 if TYPE_CHECKING:
-    from nodecast.models.roofline import GpuFigures, RooflineProjection
+    from nodecast.models.roofline_equations import RooflineProjection
+    from nodecast.models.roofline_figures import GpuFigures
 
 _LEVEL_STYLE = {"l1": ("L1", "tab:green"), "l2": ("L2", "tab:purple"), "dram": ("DRAM", "tab:brown")}
 
@@ -36,7 +37,7 @@ def _(result: KernelRoofline, path: str | Path) -> Path:
 
 
 def _dominant_precision(proj: RooflineProjection) -> str:
-    from nodecast.models.roofline import MODEL_PRECISIONS
+    from nodecast.models.roofline_figures import MODEL_PRECISIONS
 
     inst = proj.inputs.inst
     flop = {p: float(2 * inst[(p, "fma")][0] + inst[(p, "add")][0] + inst[(p, "mul")][0]) for p in MODEL_PRECISIONS}
@@ -45,7 +46,8 @@ def _dominant_precision(proj: RooflineProjection) -> str:
 
 def draw_projection(proj: RooflineProjection, kernel: str, what: str):  # noqa: ANN201 (matplotlib Figure)
     """A two-panel figure (source, target) of one launch's roofline projection (row 0 of ``proj``)."""
-    from nodecast.models.roofline import PROJECTION_LEVELS, short_kernel_name
+    from nodecast.cost.kernels import short_kernel_name
+    from nodecast.models.roofline_equations import PROJECTION_LEVELS
 
     prec = _dominant_precision(proj)
     oi = {lv: float(proj.oi_s[lv][0]) for lv in PROJECTION_LEVELS}

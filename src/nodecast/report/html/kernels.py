@@ -31,7 +31,7 @@ MAX_BARS = 25
 
 
 def _model_descriptions(names: list[str]) -> dict[str, str]:
-    from nodecast.models.base import get_models
+    from nodecast.models.registry import get_models
 
     out = {}
     for name in names:
@@ -44,7 +44,7 @@ def _model_descriptions(names: list[str]) -> dict[str, str]:
 
 def _rooflines(result: KernelsResult) -> list[rh.Figure]:
     """Each kernel (launches summed) at its DRAM intensity under the source's and the target's ceilings."""
-    from nodecast.models.roofline import gpu_figures
+    from nodecast.models.roofline_figures import gpu_figures
 
     launches = result.launches
     if "flop" not in launches or "roofline_s" not in launches:

@@ -19,7 +19,7 @@ from nodecast.report.tables import console
 #: ``render(result, console=None, **options) -> None``: print ``result`` for a person at a terminal.
 render = Dispatch(__name__, "render", "terminal renderer")
 
-__all__ = ["console", "progress_bar", "render", "said", "wrote"]
+__all__ = ["console", "render", "said", "wrote"]
 
 
 def wrote(*paths: object, stream: object = None) -> None:
@@ -39,15 +39,3 @@ def said(message: str, stream: object = None) -> None:
     from nodecast.text import LINE_LIMIT, shown
 
     print(shown(message, LINE_LIMIT), file=stream or sys.stderr)  # type: ignore[call-overload]
-
-
-def progress_bar(total: int, label: str):  # noqa: ANN201 (rich.progress.Progress, task id)
-    """A progress bar on stderr (so that results piped from stdout stay clean), shown only at a terminal;
-    returns ``(progress, task)``: use ``with progress:`` and ``progress.advance(task)``."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    err = Console(stderr=True)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err, transient=True, disable=not err.is_terminal)
-    return progress, progress.add_task(label, total=total)

@@ -5,7 +5,8 @@ in nvprof files: ``computeCapabilityMajor/Minor``, ``numMultiprocessors``,
 ``globalMemorySize``; the PyTorch profiler's ``deviceProperties``). Readers
 keep them in ``TraceMeta.gpu_properties`` so that a GPU whose name says nothing
 ("Graphics Device", the name NVIDIA drivers give boards they do not know) can
-still be told apart (``nodecast.machines.properties``).
+still be told apart (``nodecast.machines.properties``). The record is defined
+here, in ``nodecast.machines``, below the trace readers that fill it in.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for nodecast.traces.api_readers on real traces of every format (../shared/data/traces)."""
+"""Tests for nodecast.traces.load.load_api: the host records of real traces of every format (../shared/data/traces)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from nodecast.traces import cupti_cbid
 from nodecast.traces.api import ApiKind, Domain
-from nodecast.traces.api_readers import read_api
+from nodecast.traces.load import load_api as read_api
 
 
 def test_nsys_runtime_calls_with_sync_streams(shared_traces):
