@@ -224,7 +224,7 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
                           "no-API fallback's gaps between GPU ops; GPU ops unchanged", HOST_TIME))
     elif host.any() or np.any(graph.kind == EdgeKind.RECORDED_OFFSET):
         # Said even though nothing was done: the host is not modelled, and this is often most of the answer
-        # (the forecast weighs the note by the host work on B's critical path, ``graph.weigh``).
+        # (the forecast weighs the note by the host work on B's critical path, ``workflows.weigh``).
         what = ("API calls, sync returns, gaps between calls" if host.any() else
                 "the gaps between GPU ops as recorded: the trace has no host API records")
         notes.append(Note(f"host work kept as measured on A ({what}): nodecast does not model the host, so B's host "

@@ -21,7 +21,7 @@ programs and task graphs alike: one KERNEL op per task with ``device`` -1
 edges, the task columns (kernel, priority, footprint, async, model size) and
 a ``TaskData`` with the data accesses, sizes, successor lists and eviction
 hints (``nodecast.graph.opgraph``). ``cholesky``, ``lu`` and ``load_dag``
-return OpGraphs; ``nodecast.sim.Simulation`` runs one.
+return OpGraphs; ``nodecast.runtime.Simulation`` runs one.
 
 DAG file format (JSON, ``format: "nodecast-dag"``, ``version: 1``)::
 

@@ -29,9 +29,9 @@ ops that moved the end-to-end time most, and where each op's time came
 from; ``nodecast forecast`` prints it. Everything is seconds. Its notes say
 what was assumed; those about an assumption (host work kept as measured on
 A, a host assumed, ops no model handles ...) are weighed by their share of
-B's critical path (``graph.weigh``), and the decisive ones (``nodecast.notes``)
+B's critical path (``workflows.weigh``), and the decisive ones (``nodecast.notes``)
 come first in every output. ``ForecastResult.change`` says in one line what B
-kept of A and what the models moved (``graph.change``), and the replay on A
+kept of A and what the models moved (``cost.change``), and the replay on A
 with A's times is the unchanged case every output shows beside the forecast.
 """
 
@@ -87,7 +87,7 @@ class ForecastResult:
     notes: list[str] = field(default_factory=list)
     replay_path: str = "single-pass"  # how B was replayed: "single-pass" or "event" (event_replay)
     replay_reason: str = ""  # why that path
-    change: Change | None = None  # what B kept of A and what it changed (``graph.change``): one line
+    change: Change | None = None  # what B kept of A and what it changed (``cost.change``): one line
 
     # -- whole-program values ------------------------------------------------------------------
     @property

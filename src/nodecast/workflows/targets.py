@@ -77,7 +77,7 @@ class Comparison:
     source_path_s: dict[str, float] = field(default_factory=dict)
     #: The row of the unchanged case (``unchanged_row``: every op at its time on A; empty: not known).
     unchanged: dict[str, Any] = field(default_factory=dict)
-    #: Per target label: what B kept of A and what it changed (``graph.change.Change``; one line each).
+    #: Per target label: what B kept of A and what it changed (``cost.change.Change``; one line each).
     changes: dict[str, Change] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
@@ -92,7 +92,7 @@ class Comparison:
         return pd.DataFrame([self.unchanged, *self.rows])
 
     def change_lines(self, most: int = 6) -> list[str]:
-        """What each target kept of A and changed (``graph.change``): one line for all when they say the same,
+        """What each target kept of A and changed (``cost.change``): one line for all when they say the same,
         else ``target: line`` for the first ``most`` targets and a count of the others (the JSON has them all)."""
         texts = {label: change.text for label, change in self.changes.items()}
         if not texts:

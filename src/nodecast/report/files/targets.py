@@ -16,7 +16,7 @@ from nodecast.report.files import document, table
 def comparison_document(comp: Comparison, **_: object) -> dict[str, Any]:
     """Headline numbers, then the trace, the source node, its measured and replayed end to end (s), the unchanged
     case's record (every op at its time on A), one record per target (``Comparison.table`` columns), what each
-    target kept of A and changed (``graph.change``) and the notes per target (records with their severity,
+    target kept of A and changed (``cost.change``) and the notes per target (records with their severity,
     decisive first)."""
     return {"headline": [n.as_dict() for n in comp.headline()], "trace": comp.trace, "source": comp.source,
             "measured_end_to_end_s": comp.measured_end_to_end_s, "replayed_end_to_end_s": comp.replayed_end_to_end_s,

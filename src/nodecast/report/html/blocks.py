@@ -68,7 +68,7 @@ def _value_attr(value: object) -> str:
 def headline(numbers: Sequence[Number], note: str = "", notes: Sequence[str] = (),
              change: Sequence[str] = ()) -> Block:
     """The answer first: one big number per ``Number``, its interval below it; then the lines of ``change`` (what
-    node B kept of A and what it changed, ``graph.change``); then, from ``notes``, the decisive ones
+    node B kept of A and what it changed, ``cost.change``); then, from ``notes``, the decisive ones
     (``nodecast.notes``: more than 3 % of the answer rests on each), largest share first."""
     cards = []
     for n in numbers:

@@ -2,7 +2,7 @@
 
 Headline: end to end measured on A and forecast on B with its interval, and
 the speed-up A / B (``report.speedup``), then the one line saying what B kept
-of A and what the models moved (``graph.change``). Inputs: the trace, both machines
+of A and what the models moved (``cost.change``). Inputs: the trace, both machines
 with the source of each value, the model chain per op kind, the command
 line. Tables: the terminal's (end to
 end and GPU-busy, GPU time per category, critical paths, the ops that moved

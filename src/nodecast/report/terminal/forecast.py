@@ -1,5 +1,5 @@
 """``nodecast forecast`` with one target at the terminal: the line saying what B kept of A and what moved
-(``graph.change``), end to end and GPU-busy measured on A, unchanged (A's times) and forecast on B with the decisive
+(``cost.change``), end to end and GPU-busy measured on A, unchanged (A's times) and forecast on B with the decisive
 notes under them, GPU time per category, the critical paths, the ops that moved the end to end most, where each
 op's time came from, the ops kept at their source time, and the other notes (``_notes``)."""
 
