@@ -112,7 +112,8 @@ def child(n_ops: int, n_streams: int) -> dict:
     """One measured run in this process."""
     from nodecast._alloc import keep_large_allocations
     from nodecast.graph.build import build
-    from nodecast.engine import metrics, replay
+    from nodecast.engine import metrics
+    from nodecast.engine.replay import replay
 
     keep_large_allocations()  # what the nodecast command does at start
     warm_trace, warm_api = synthetic(3000, n_streams)
