@@ -213,7 +213,7 @@ def tables(sums: dict) -> str:
 def cross_vendor() -> str:
     """H100 -> MI300X: kernel totals per model (names differ across vendors)."""
     from nodecast.workflows.evaluate import evaluate
-    from nodecast.workflows.evaluate_kernels import kernel_table
+    from nodecast.workflows.evaluate import kernel_table
     from nodecast.machines import load_machine
     from nodecast.traces.load import load_trace
 
