@@ -20,7 +20,7 @@ def test_order_does_not_depend_on_which_model_was_imported_first():
             "from nodecast.models.registry import model_names\n"
             "print(json.dumps(model_names()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert json.loads(out) == [factory.name for factory in registry._builtin()]
+    assert json.loads(out) == [f.name for f in registry._builtin() if f.kind not in registry.TASK_KINDS]
     assert json.loads(out)[:3] == ["ahead", "ahead-no-latency", "ahead-eq9"]
 
 
@@ -45,7 +45,8 @@ def test_a_model_added_comes_after_the_builtin_ones_and_once(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", {})
     monkeypatch.setattr(registry, "_builtin_loaded", False)
     assert registry.register(_Extra) is _Extra
-    assert registry.model_names() == [f.name for f in registry._builtin()] + ["test-extra"]
+    assert registry.model_names() == [f.name for f in registry._builtin() if f.kind not in registry.TASK_KINDS] + [
+        "test-extra"]
     with pytest.raises(ValueError, match="'test-extra' is already registered"):
         registry.register(_Extra)
 
@@ -59,3 +60,27 @@ def test_chains_per_kind():
     assert registry.model_chains(("ahead",)) == {"transfer": ["ahead"], "kernel": []}
     with pytest.raises(InputError, match="unknown model 'nope'"):
         registry.model_chains(("nope",))
+
+
+def test_the_simulators_kernel_time_models_are_asked_for_by_their_kind(capsys):
+    """The task-kernel models (StarPU's history, the roofline for kernels without one, the roofline ratio) are
+    registered, each with a role and a description, and make the simulator's chain by the policy of kinds without a
+    default; a trace's models, chains and --models know nothing of them; ``nodecast models`` lists them apart."""
+    from nodecast.cli import main
+    from nodecast.models.task_kernel import ROLES
+
+    names = ["starpu-history", "roofline-missing", "roofline-ratio"]
+    assert registry.model_names("task-kernel") == names == registry.default_models("task-kernel")
+    models = registry.get_models(kind="task-kernel")
+    assert [m.role for m in models] == ["history", "fallback", "scale"]
+    assert all(m.role in ROLES and m.description and not m.baseline and callable(m.build) for m in models)
+    assert not set(names) & set(registry.model_names())
+    assert "task-kernel" not in registry.model_chains(None)
+    with pytest.raises(InputError, match="unknown model 'starpu-history'"):
+        registry.model_chains(("starpu-history",))
+    assert [m.name for m in registry.all_models()] == [f.name for f in registry._builtin()]
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    trace_table, task_table = out.split("Simulator kernel-time models")
+    assert all(n in task_table and n not in trace_table for n in names)
+    assert "plain-roofline" in trace_table and "plain-roofline" not in task_table

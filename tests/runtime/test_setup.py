@@ -58,3 +58,40 @@ def test_roofline_gpu_alone_is_refused():
     with pytest.raises(InputError) as err:
         platform_and_models(SimSetup(machine="h100-sxm5-server", roofline_gpu="a100-sxm4-40gb"))
     assert err.value.key == "--roofline-gpu"
+
+
+class _OneMillisecond:
+    """A task-kernel model as a user would add one: a fallback giving every kernel 1 ms."""
+
+    name = "test-one-millisecond"
+    kind = "task-kernel"
+    baseline = False
+    role = "fallback"
+    description = "every kernel without a measurement: 1 ms"
+
+    def build(self, request):
+        def times(query):
+            return 1e-3
+
+        times.label = "1 ms per kernel (a test model)"
+        return times
+
+
+def test_the_simulators_kernel_times_come_from_the_registry(monkeypatch):
+    """A task-kernel model registered with one registry line answers a simulation's kernels: without it a catalogue
+    machine has no kernel times (the model error), with it every kernel takes its 1 ms and the notes say whose."""
+    from nodecast.models import registry
+
+    monkeypatch.delenv("NODECAST_STARPU_DIR", raising=False)
+    setup = SimSetup(machine="h100-sxm5-server", gpus=1)
+    plat, models = platform_and_models(setup)
+    with pytest.raises(InputError, match="no performance model"):
+        Simulation(cholesky(1920), plat, models)
+    builtin = registry._builtin
+    monkeypatch.setattr(registry, "_builtin", lambda: (*builtin(), _OneMillisecond))
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_builtin_loaded", False)
+    plat, models = platform_and_models(setup)
+    result = Simulation(cholesky(1920), plat, models, RuntimeOptions(scheduler="eager")).run()
+    assert result.n_tasks == 4 and "kernels without a model: 1 ms per kernel (a test model)" in result.notes
+    assert models.expected_s("chol_model_gemm", "cuda", 0, 11059200) == 1e-3

@@ -19,7 +19,7 @@ from nodecast.machines.compose import node_notes
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult
 from nodecast.models.one_byte import check_given
-from nodecast.models.registry import default_models, get_models, model_names
+from nodecast.models.registry import all_models, default_models, get_models
 from nodecast.notes import from_, records, retold
 from nodecast.headline import Number
 from nodecast.units import fmt_seconds
@@ -189,7 +189,7 @@ class Projection:
 
 @dataclass
 class ModelList:
-    """The registered projection models (``nodecast models``)."""
+    """The registered models (``nodecast models``): projection models, then the simulator's task-kernel models."""
 
     models: list[Model]
 
@@ -201,8 +201,8 @@ class ModelList:
 
 
 def model_list() -> ModelList:
-    """Every registered model, in registration order."""
-    return ModelList(get_models(model_names()))
+    """Every registered model, the simulator's too, in registration order."""
+    return ModelList(all_models())
 
 
 def check_host_memory(host_memory: str | None, option: str = "--host-memory") -> None:

@@ -4,7 +4,10 @@ Kernel durations: StarPU's history and regression models of the calibrated
 machine (``starpu_dir``/codelets/45), fixed times per kernel
 (``kernel_times_s``), per-execution samples, and for kernels without a model,
 roofline times of the simulated GPU (``roofline_missing``) or StarPU's times
-scaled by the roofline ratio of two GPUs (``kernels_measured_on``).
+scaled by the roofline ratio of two GPUs (``kernels_measured_on``). Each is a
+task-kernel model of the registry (``nodecast.models.task_kernel``): this
+module turns the options into a ``TaskKernelRequest`` and assembles the chain
+the registry gives (``default_models("task-kernel")``), naming no model.
 ``SimSetup`` holds what a user names for both the platform and the kernel
 models; the platform, and ``platform_and_models`` that builds both, are in
 ``nodecast.runtime.setup``.
@@ -70,38 +73,86 @@ def kernel_models(setup: SimSetup, machine: str, node: Any = None) -> Any:
     """The ``KernelModels`` that ``setup`` describes, with StarPU's models of ``machine`` (the StarPU calibration's
     machine name); ``node``: the nodecast Machine the platform was built from, if any (its GPU is the roofline's
     default)."""
-    from nodecast.models.history import KernelModels, load_samples_csv
+    return task_kernel_chain(task_kernel_request(setup, machine, node))
+
+
+def task_kernel_request(setup: SimSetup, machine: str, node: Any = None) -> Any:
+    """The ``TaskKernelRequest`` of ``setup``: its files and options, and the simulated GPU's figures a roofline needs
+    (those of ``roofline_gpu``, else of ``node``, the Machine the platform was built from), looked up only when asked
+    for."""
+    from nodecast.models.history import load_samples_csv
+    from nodecast.models.task_kernel import TaskKernelRequest
 
     folder = starpu_dir(setup)
     fixed = dict(setup.kernel_times_s)
     provider = (lambda q: fixed.get(q.kernel)) if fixed else None
     samples = load_samples_csv(setup.samples) if setup.samples else None
     codelets = folder / "codelets" / "45" if folder is not None else None
-    fallback, scale = roofline_hooks(setup, node)
-    return KernelModels(
-        codelets,
-        machine,
-        provider=provider,
-        fallback=fallback,
-        scale=scale,
-        mode=setup.kernel_time_mode,
-        seed=setup.seed,
-        samples=samples,
-    )
+    return TaskKernelRequest(machine, codelets, provider, setup.kernel_time_mode, setup.seed, samples, setup.precision,
+                             setup.roofline_missing, roofline_target(setup, node), setup.kernels_measured_on)
 
 
-def roofline_hooks(setup: SimSetup, node: Any) -> tuple[Any, Any]:
-    """The kernel-time fallback of ``roofline_missing`` and the scale of ``kernels_measured_on`` (None when not
-    asked); ``node``: the Machine the platform was built from, if any."""
+def task_kernel_chain(request: Any) -> Any:
+    """The simulator's kernel times for ``request``: the registry's task-kernel chain, each model's part by its role
+    (``nodecast.models.task_kernel``): the first history model's ``KernelModels``, asking the fallbacks last (the
+    first that answers) and scaling its measured times by the product of the scales."""
+    from nodecast.models.registry import default_models, get_models
+    from nodecast.models.task_kernel import ROLES, TASK_KERNEL
+
+    chain: list[Any] = get_models(default_models(TASK_KERNEL), TASK_KERNEL)
+    parts: dict[str, list[Any]] = {role: [] for role in ROLES}
+    for model in chain:
+        if model.role not in ROLES:
+            msg = f"task-kernel model {model.name!r} has role {model.role!r}, not one of {ROLES}"
+            raise ValueError(msg)
+        if model.role != "history" and (part := model.build(request)) is not None:
+            parts[model.role].append(part)
+    fallback, scale = _first_answer(parts["fallback"]), _product(parts["scale"])
+    for model in chain:  # built last: the history holds the fallback and the scale
+        if model.role == "history" and (times := model.build(request, fallback, scale)) is not None:
+            return times
+    msg = "the registry has no task-kernel model of role 'history' to answer the simulator's queries"
+    raise ValueError(msg)
+
+
+def _first_answer(fallbacks: list[Any]) -> Any:
+    """One fallback asking ``fallbacks`` in order (None for none; the only one itself, its ``label`` kept)."""
+    if len(fallbacks) <= 1:
+        return fallbacks[0] if fallbacks else None
+
+    def first(query: Any) -> float | None:
+        return next((t for t in (f(query) for f in fallbacks) if t is not None), None)
+
+    first.label = "; else ".join(getattr(f, "label", "fallback times") for f in fallbacks)  # type: ignore[attr-defined]
+    return first
+
+
+def _product(scales: list[Any]) -> Any:
+    """One scale multiplying ``scales`` (None for none; the only one itself, its ``label`` kept)."""
+    if len(scales) <= 1:
+        return scales[0] if scales else None
+
+    def product(query: Any) -> float:
+        factor = 1.0
+        for s in scales:
+            factor *= float(s(query))
+        return factor
+
+    product.label = "; then ".join(getattr(s, "label", "scaled") for s in scales)  # type: ignore[attr-defined]
+    return product
+
+
+def roofline_target(setup: SimSetup, node: Any) -> Any:
+    """The GPU figures of the simulated GPU, for ``roofline_missing`` and ``kernels_measured_on`` (None when neither
+    is asked for); ``node``: the Machine the platform was built from, if any."""
     wanted = [opt for opt, on in (("--roofline-missing", setup.roofline_missing),
                                   ("--kernels-measured-on", setup.kernels_measured_on)) if on]
     if setup.roofline_gpu is not None and not wanted:
         raise InputError("--roofline-gpu only matters with --roofline-missing or --kernels-measured-on",
                          key="--roofline-gpu")
     if not wanted:
-        return None, None
+        return None
     from nodecast.models.roofline_figures import gpu_figures
-    from nodecast.cost.task_roofline import RooflineKernelTimes, RooflineRatio
 
     if setup.roofline_gpu is not None:
         node = load_node(setup.roofline_gpu)
@@ -111,10 +162,4 @@ def roofline_hooks(setup: SimSetup, node: Any) -> tuple[Any, Any]:
             key="--roofline-gpu",
             hint="Give --roofline-gpu MACHINE (catalogue name or TOML), or build the platform with --machine",
         )
-    target = gpu_figures(node)
-    fallback = RooflineKernelTimes(target, setup.precision) if setup.roofline_missing else None
-    scale = None
-    if setup.kernels_measured_on:
-        source = gpu_figures(load_node(setup.kernels_measured_on))
-        scale = RooflineRatio(source, target, setup.precision)
-    return fallback, scale
+    return gpu_figures(node)

@@ -18,8 +18,12 @@ A kernel with no model for a device is an InputError naming it, unless a
 *kernel-time provider* is given: any callable ``provider(query) -> seconds |
 None`` (fixed times from ``--kernel-time``...), asked for what the StarPU
 files' measurements do not cover, or a *fallback* of the same form, asked
-last, after StarPU's regression (``nodecast.cost.task_roofline``:
+last, after StarPU's regression (``nodecast.models.task_roofline``:
 roofline-projected times).
+
+In the registry these perfmodels are the ``starpu-history`` task-kernel model
+(``StarpuHistoryModel``, role ``"history"``: ``nodecast.models.task_kernel``),
+which holds the chain's fallbacks and scales.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ import io
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from nodecast.errors import InputError
 from nodecast.inputs import read_input
+from nodecast.models.task_kernel import TASK_KERNEL, KernelQuery, KernelTimeProvider, TaskKernelRequest
 from nodecast.traces.starpu_files import MAX_KERNEL_S, ArchModel, HistoryEntry, PerfModelFile, read_perfmodel
 from nodecast.values import as_float, as_int
 
@@ -44,19 +49,8 @@ _SAMPLES_HINT = "Give a CSV with columns kernel,arch,size_bytes,duration_s (byte
 SAMPLING_MODES = ("mean", "normal", "histogram")
 
 
-@dataclass(frozen=True)
-class KernelQuery:
-    """What a kernel-time provider is asked: kernel name, device kind and id, data size, footprint, FLOPs."""
-
-    kernel: str
-    arch_kind: str
-    devid: int
-    size_bytes: int
-    footprint: int | None
-    flops: float
-
-
-KernelTimeProvider = Callable[[KernelQuery], "float | None"]
+__all__ = ["SAMPLING_MODES", "IrregularHistogram", "KernelModels", "KernelQuery", "KernelTimeProvider",
+           "StarpuHistoryModel", "load_samples_csv"]
 
 
 class IrregularHistogram:
@@ -126,12 +120,12 @@ class KernelModels:
         provider: asked for kernels, devices or sizes the files do not cover.
         fallback: asked last, when neither the files (mean or StarPU's
             regression) nor ``provider`` answer: e.g. roofline-projected times
-            (``nodecast.cost.task_roofline``). Its ``label`` attribute, if any,
+            (``nodecast.models.task_roofline``). Its ``label`` attribute, if any,
             goes into the notes with every time it gives.
         scale: a factor per query applied to every duration the files give
             (mean, regression, deviation, per-execution samples): e.g. the
             roofline ratio from the measured GPU to another
-            (``nodecast.cost.task_roofline.RooflineRatio``); its ``label``
+            (``nodecast.models.task_roofline.RooflineRatio``); its ``label``
             goes into the notes.
         mode: ``"mean"``, ``"normal"`` or ``"histogram"`` (see the module docstring).
         seed: seed of the sampling generator.
@@ -326,6 +320,24 @@ class KernelModels:
         draw = _HistDraw(rng, self._hists[key])
         factor = self._factors.get((kernel, kind, devid, int(size_bytes)), 1.0)
         return draw if factor == 1.0 else (lambda: factor * draw())
+
+
+class StarpuHistoryModel:
+    """StarPU's history-based perfmodels as the simulator's first source of kernel times (a task-kernel model)."""
+
+    name: ClassVar[str] = "starpu-history"
+    kind: ClassVar[str] = TASK_KERNEL
+    baseline: ClassVar[bool] = False
+    role: ClassVar[str] = "history"
+    description: ClassVar[str] = ("StarPU's history-based perfmodels (--starpu-dir: codelets/45): mean per kernel, "
+                                  "device and size, else --kernel-time, else StarPU's regression; sampled by "
+                                  "--kernel-times normal/histogram")
+
+    def build(self, request: TaskKernelRequest, fallback: KernelTimeProvider | None = None,
+              scale: Callable[[KernelQuery], float] | None = None) -> KernelModels:
+        """The ``KernelModels`` of ``request``'s files and options, asking ``fallback`` last, scaled by ``scale``."""
+        return KernelModels(request.codelets, request.machine, provider=request.fixed, fallback=fallback,
+                            scale=scale, mode=request.mode, seed=request.seed, samples=request.samples)
 
 
 class _NormalDraw:

@@ -16,7 +16,8 @@ the modelling, not from the inputs:
   precision its name says (``kernel_precision``), else ``SMs x clock``;
 * ``plain-roofline``: eq. 1 with the GPU maxima and DRAM only, no ceilings:
   ``T_t = T_s * roofline_t(OI) / roofline_s(OI)`` inverted, i.e.
-  ``T_s * max(N_DRAM / BW_t, sum_p FLOP_p / P_t,p) / max(N_DRAM / BW_s, sum_p FLOP_p / P_s,p)``.
+  ``T_s * max(N_DRAM / BW_t, sum_p FLOP_p / P_t,p) / max(N_DRAM / BW_s, sum_p FLOP_p / P_s,p)``
+  (``roofline_bound.bound_time_s``, the bound the simulator's roofline models use too).
 
 Where Nsight Compute metrics are given (to the constructor; ``nodecast
 kernels`` and ``--metrics`` do it), the source time of a launch with a metrics
@@ -40,6 +41,7 @@ from nodecast.errors import InputError
 from nodecast.models.base import ModelResult
 from nodecast.models.kernel_precision import Precisions, tensor_precision
 from nodecast.models.kernel_ratios import compute_ratio, dram_ratio
+from nodecast.models.roofline_bound import bound_time_s
 from nodecast.models.roofline_figures import MODEL_PRECISIONS, GpuFigures, gpu_figures
 from nodecast.words import plural
 from nodecast.traces.kinds import OpKind
@@ -241,16 +243,7 @@ class PlainRooflineModel(_KernelBaseline):
                notes: list[str], machines: tuple[Machine, Machine]) -> np.ndarray:
         flop = _flop_by_precision(self.metrics, mrows)  # type: ignore[arg-type]
         dram = np.nan_to_num(self.metrics.table["dram_bytes"].to_numpy(dtype=np.float64)[mrows])
-
-        def bound_time(fig: GpuFigures) -> np.ndarray:
-            t = dram / fig.bw("dram", self.name)
-            comp = np.zeros(len(t_s))
-            for p in MODEL_PRECISIONS:
-                if (flop[p] > 0).any():
-                    comp += flop[p] / fig.peak(p, "fma", self.name)
-            return np.maximum(t, comp)
-
-        r_s, r_t = bound_time(src), bound_time(tgt)
+        r_s, r_t = bound_time_s(dram, flop, src, self.name), bound_time_s(dram, flop, tgt, self.name)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.where(r_s > 0, t_s * r_t / r_s, t_s)
         notes.append("FMA peaks and DRAM bandwidth of each GPU (eq. 1, no ceilings)")

@@ -17,6 +17,15 @@ an op gives its time (``nodecast.cost.ops.costs`` applies it):
 
 Ops no model of their chain handles keep their measured source time.
 
+The simulator's kernel times come from here too: the models of the kinds in
+``TASK_KINDS`` (``"task-kernel"``: StarPU's history-based perfmodels, the
+roofline for kernels without one, the roofline ratio between two GPUs;
+``nodecast.models.task_kernel``) answer a task's query, not a trace's ops. They
+are known only where their kind is asked for: ``model_names()``,
+``model_chains`` and a trace's ``--models`` leave them out, ``all_models``
+(``nodecast models``) lists them, and the simulator's chain is
+``default_models("task-kernel")``.
+
 Adding a model: a module that defines it (a ``nodecast.models.base.Model``)
 and one line in ``_builtin``; a model from outside the package is added with
 ``register``.
@@ -28,10 +37,13 @@ from collections.abc import Callable
 
 from nodecast.errors import InputError
 from nodecast.models.base import Model
+from nodecast.models.task_kernel import TASK_KERNEL
 
 _REGISTRY: dict[str, Callable[[], Model]] = {}
 #: Whether the built-in models are in ``_REGISTRY`` (they are registered on first use, before any other).
 _builtin_loaded = False
+#: Kinds of model that answer the simulator's per-task queries, not a trace's ops (see the module docstring).
+TASK_KINDS = (TASK_KERNEL,)
 
 
 def _builtin() -> tuple[Callable[[], Model], ...]:
@@ -42,6 +54,7 @@ def _builtin() -> tuple[Callable[[], Model], ...]:
     """
     from nodecast.models import (baselines, kernel_baselines, kernel_default, kernel_learned, kernel_wave, roofline,
                                  scaled, transfer)
+    from nodecast.models import history, task_roofline
 
     return (
         transfer.AheadModel,
@@ -58,6 +71,9 @@ def _builtin() -> tuple[Callable[[], Model], ...]:
         kernel_default.DefaultKernelModel,
         scaled.AheadScaledModel,
         scaled.PeakBandwidthScaledModel,
+        history.StarpuHistoryModel,
+        task_roofline.RooflineMissingModel,
+        task_roofline.RooflineRatioModel,
     )
 
 
@@ -110,30 +126,39 @@ def default_model(kind: str) -> Model:
 
 
 def model_names(kind: str | None = None) -> list[str]:
-    """Names of the registered models (of one kind), in registration order."""
+    """Names of the registered models of ``kind`` (None: of every kind but ``TASK_KINDS``), in registration order."""
     _load_builtin_models()
-    return [n for n, f in _REGISTRY.items() if kind is None or f.kind == kind]  # type: ignore[attr-defined]
+    return [n for n, f in _REGISTRY.items()
+            if (f.kind == kind if kind is not None else f.kind not in TASK_KINDS)]  # type: ignore[attr-defined]
 
 
 def get_models(names: list[str] | None = None, kind: str | None = None) -> list[Model]:
-    """Instances of the named models (all of ``kind`` when ``names`` is None)."""
+    """Instances of the named models (all of ``kind`` when ``names`` is None); a name must be one of
+    ``model_names()``, or of ``model_names(kind)`` for a kind of ``TASK_KINDS`` (a trace cannot name those)."""
     _load_builtin_models()
     if names is None:
         names = model_names(kind)
+    known = model_names(kind) if kind in TASK_KINDS else model_names()
     out = []
     for name in names:
-        if name not in _REGISTRY:
+        if name not in known:
             msg = f"unknown model {name!r}"
-            raise InputError(msg, key="--models", hint=f"Known: {', '.join(model_names())}")
+            raise InputError(msg, key="--models", hint=f"Known: {', '.join(known)}")
         out.append(_REGISTRY[name]())
     return out
+
+
+def all_models() -> list[Model]:
+    """An instance of every registered model, the simulator's (``TASK_KINDS``) too, in registration order."""
+    _load_builtin_models()
+    return [factory() for factory in _REGISTRY.values()]
 
 
 def default_models(kind: str) -> list[str]:
     """The registry's model chain for ``kind`` (see the module docstring)."""
     if kind in DEFAULT_MODELS:
         return [default_model(kind).name]
-    return [m.name for m in get_models(model_names(kind)) if not m.baseline]
+    return [m.name for m in get_models(model_names(kind), kind) if not m.baseline]
 
 
 def model_chains(names: tuple[str, ...] | None) -> dict[str, list[str]]:

@@ -15,8 +15,8 @@ Where the platform comes from, first found: a SimGrid platform file
 (``platform_file``), a nodecast machine (``machine``: catalogue name or TOML;
 ``Platform.from_machine``, AHEAD's link model), or StarPU's calibration
 folder (``starpu_dir``/bus/``starpu_machine``.platform[.v4].xml). The kernel
-models are ``nodecast.cost.tasks``'s (StarPU's models, fixed times, samples,
-roofline times).
+models are the registry's task-kernel chain that ``nodecast.cost.tasks``
+assembles (StarPU's models, fixed times, samples, roofline times).
 
 Errors name the ``nodecast simulate`` option that carries the value (the
 InputError's ``key``), as everywhere in nodecast.

@@ -10,6 +10,7 @@ import pandas as pd
 from rich.console import Console
 
 from nodecast.cost.project import NOT_PROJECTED, TOTAL_PROJECTED, ModelList, Projection
+from nodecast.models.registry import TASK_KINDS
 from nodecast.report import tables as t
 from nodecast.report.terminal import _notes, render
 from nodecast.words import plural
@@ -57,5 +58,11 @@ def summary_shown(proj: Projection) -> tuple[pd.DataFrame, list[str]]:
 
 @render.register(ModelList)
 def render_models(models: ModelList, console: Console | None = None, **_: object) -> None:
-    """Print the registered models."""
-    t.render(models.table(), "Projection models (nodecast project --models NAME,...)", console=console)
+    """Print the registered models: those of a trace's ops, then the simulator's kernel-time models (not for
+    ``--models``: their options of ``nodecast simulate`` ask for them)."""
+    table = models.table()
+    tasks = table["kind"].isin(TASK_KINDS)
+    t.render(table[~tasks], "Projection models (nodecast project --models NAME,...)", console=console)
+    if tasks.any():
+        t.render(table[tasks], "Simulator kernel-time models (nodecast simulate, asked for by the options they name)",
+                 console=console)

@@ -1,4 +1,5 @@
-"""Roofline-projected times for GPU kernels without a model (library and ``simulate --roofline-missing``)."""
+"""Roofline-projected task times: ``roofline-missing`` for GPU kernels without a model (library and ``simulate
+--roofline-missing``) and ``roofline-ratio`` between two GPUs (``--kernels-measured-on``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from nodecast.cli import main
 from nodecast.errors import InputError
 from nodecast.machines import load_machine
 from nodecast.models.roofline_figures import GpuFigures, gpu_figures
-from nodecast.cost.task_roofline import RooflineKernelTimes
 from nodecast.models.history import KernelModels, KernelQuery
+from nodecast.models.task_roofline import RooflineKernelTimes, RooflineRatio
 
 # h100-sxm5-server's data-sheet figures (catalogue, DATASHEETS.md D.1)
 H100_FP32_FMA = 66.9e12
@@ -117,8 +118,6 @@ def test_starpu_times_on_another_machine_are_flagged(tmp_path, starpu_data):
 
 
 def test_roofline_ratio_between_two_gpus(h100):
-    from nodecast.cost.task_roofline import RooflineRatio
-
     v100 = gpu_figures(load_machine("v100-pcie-server"))
     ratio = RooflineRatio(v100, h100, "single")
     gemm = _query(2.0 * 960**3, 3 * 3686400)  # compute-bound on both: ratio of the FP32 FMA peaks
@@ -132,8 +131,6 @@ def test_roofline_ratio_between_two_gpus(h100):
 @pytest.mark.shared
 def test_scaled_models_scale_means_deviations_and_say_so(starpu_data, h100):
     """Mechanics of ``scale`` (the ratio here pretends attila's models were measured on a V100)."""
-    from nodecast.cost.task_roofline import RooflineRatio
-
     folder = starpu_data / "sampling" / "codelets" / "45"
     plain = KernelModels(folder, "attila")
     ratio = RooflineRatio(gpu_figures(load_machine("v100-pcie-server")), h100)
@@ -161,3 +158,17 @@ def test_cli_kernels_measured_on_needs_the_simulated_gpu(tmp_path, capsys, starp
     factors = {n.split(" x ")[-1] for n in f["notes"] if ": measured time x " in n}
     assert factors == {f"{14e12 / H100_FP32_FMA:.4g}"}
     assert not any("used unchanged" in n for n in f["notes"])
+
+
+def test_registered_models_build_only_when_their_option_asks(h100):
+    """``roofline-missing`` builds the fallback on the simulated GPU with --roofline-missing, ``roofline-ratio`` the
+    scale from the machine named by --kernels-measured-on; each builds nothing without its option."""
+    from nodecast.models.task_kernel import TaskKernelRequest
+    from nodecast.models.task_roofline import RooflineMissingModel, RooflineRatioModel
+
+    bare = TaskKernelRequest("attila", target=h100)
+    assert RooflineMissingModel().build(bare) is None and RooflineRatioModel().build(bare) is None
+    fallback = RooflineMissingModel().build(TaskKernelRequest("attila", roofline_missing=True, target=h100))
+    assert fallback(_query(2.0 * 960**3, 3 * 3686400)) == RooflineKernelTimes(h100)(_query(2.0 * 960**3, 3 * 3686400))
+    scale = RooflineRatioModel().build(TaskKernelRequest("attila", target=h100, measured_on="v100-pcie-server"))
+    assert scale.label.startswith("measured on Tesla V100") and scale(_query(2.0 * 960**3, 11059200)) < 1
