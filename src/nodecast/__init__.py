@@ -33,6 +33,7 @@ _FRONT_DOOR = {
     "evaluate": ("nodecast.workflows.from_files", "evaluate_traces"),
     "simulate": ("nodecast.workflows.simulate", "simulate"),
     "compare_targets": ("nodecast.workflows.targets", "compare_targets"),
+    "collectives": ("nodecast.workflows.collectives", "collectives"),
     # inputs
     "load_trace": ("nodecast.traces.load", "load_trace"),
     "load_machine": ("nodecast.machines.lookup", "load_machine"),
@@ -44,6 +45,7 @@ _FRONT_DOOR = {
     "Evaluation": ("nodecast.workflows.evaluate", "Evaluation"),
     "SimResult": ("nodecast.runtime.outputs", "SimResult"),
     "SweepResult": ("nodecast.workflows.simulate_sweep", "SweepResult"),
+    "CollectivesResult": ("nodecast.workflows.collectives", "CollectivesResult"),
     "Trace": ("nodecast.traces.trace", "Trace"),
     "Machine": ("nodecast.machines.schema", "Machine"),
     # options

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "inspect",
     "project",
     "curves",
+    "collectives",
     "evaluate",
     "convert",
     "kernels",

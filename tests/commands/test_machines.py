@@ -71,6 +71,22 @@ def test_show_table(capsys):
         assert text in out
 
 
+def test_show_table_says_each_switchs_kind_generation_and_sharp(capsys):
+    """A node with [switch.NAME] tables prints one line per switch (kind, generation, NVLink SHARP); a node whose
+    switches have no table prints only their names, as before."""
+    assert run(["machines", "show", "dgx-b200"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "switch nvswitch: NVSwitch gen 4; NVLink SHARP (NVLS, in-switch reductions): yes" in lines
+    assert "switch pcie-sw0: PCIe switch, gen not given; NVLink SHARP (NVLS, in-switch reductions): no" in lines
+    assert run(["machines", "show", "dgx-a100"]) == 0
+    assert ("switch nvswitch: NVSwitch gen 2; NVLink SHARP (NVLS, in-switch reductions): no"
+            in capsys.readouterr().out.splitlines())
+    assert run(["machines", "show", "commscope-4029gp-tvrt"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("switches: ") for line in lines)
+    assert not any(line.startswith("switch ") for line in lines)
+
+
 def test_show_json(capsys):
     """show --json prints the full summary with SI numbers."""
     assert run(["machines", "show", "summit", "--json"]) == 0

@@ -29,6 +29,7 @@ def test_gpu_ops_take_the_first_model_of_their_chain_that_handles_them(run):
     tgt = load_machine("h100-pcie-server")
     c = costs(g, trace, src, tgt)
     chains = model_chains(None)
+    del chains["collective"]  # a trace without collectives runs no collective chain (and says nothing of one)
     assert c.chains == chains
     order = [n for chain in chains.values() for n in chain]
     results = project(trace, src, tgt, order).results

@@ -53,3 +53,18 @@ def test_one_byte_given_reaches_the_transfer_models():
     assert any("given (--one-byte-us htod_pinned=5)" in n for n in given.notes)
     with pytest.raises(InputError, match="unknown transfer kind"):
         project(trace, titan, summit, ["roofline"], one_byte_s={"pinned": 1e-6})
+
+
+def test_compute_kernel_models_leave_collectives_to_the_collective_models(shared_cross_gpu, tmp_path):
+    """NVIDIA's NCCL measurements as an op table: only the collective models time them (a kernel model would scale
+    an NVLink transfer by SMs, clock or DRAM); on a trace without collectives nothing changes for them."""
+    from nodecast.machines import load_machine
+    from nodecast.traces.load import load_trace
+    from nodecast.traces.op_table import from_aiconfigurator
+
+    df = from_aiconfigurator(shared_cross_gpu / "aiconfigurator" / "nccl.parquet")
+    path = tmp_path / "a100.csv"
+    df[df["device"].str.contains("A100")].head(40).to_csv(path, index=False)
+    proj = project(load_trace(path), load_machine("dgx-a100-80gb"), load_machine("h100-sxm5-server"))
+    assert {m.kind for m in proj.models} == {"collective"}
+    assert set(proj.results) == {"nccl", "nccl-scaled"}

@@ -48,6 +48,15 @@ def test_a_lone_copy_takes_aheads_time_at_its_own_size(name, copy, n):
     assert plat.copy_time_s(a, b, n) == pytest.approx(ahead_time_s(machine, plat, copy, n), rel=1e-12)
 
 
+@pytest.mark.parametrize("n", [4096, 2**28])
+def test_a_peer_copy_over_infinity_fabric_runs_at_the_links_raw_rate(n):
+    """GPU0 -> GPU1 on the MI300X platform crosses their one xGMI gen-4 link (64 GB/s per direction, no packet
+    model): the copy takes the route latency + n / 64e9 at every size, and builds a platform at all."""
+    plat = Platform.from_machine(load_machine("mi300x-platform"))
+    assert plat.copy_rate_bps(1, 2, n) == pytest.approx(64e9, rel=1e-12)
+    assert plat.copy_time_s(1, 2, n) == pytest.approx(plat.route_latency_s[1][2] + n / 64e9, rel=1e-12)
+
+
 def test_the_rate_is_the_capacity_for_large_copies_and_never_above_it():
     """B(n, R) reaches the route's capacity at 1 GiB (the link capacities are AHEAD's 1 GiB rates), and a larger
     copy, which AHEAD's PCIe first-request term makes a little faster, is held at the capacity."""

@@ -63,3 +63,33 @@ def test_slack_is_zero_on_a_replay_and_finds_unexplained_waits(shared_traces):
     assert np.abs(metrics.slack_s(r.graph, r.replayed)).max() < 1e-12
     late = r.graph.gpu_mask() & (metrics.slack_s(r.graph, r.measured) > 1e-4)
     assert late.sum() >= 10
+
+
+def test_nccl_kernels_are_a_category_of_their_own(graph_of):
+    """An NCCL kernel counts as collectives, apart from compute kernels, on the critical path and in op_category;
+    a graph without one keeps the codes and labels it had (the new label comes last)."""
+    kinds = np.array([OpKind.KERNEL, OpKind.KERNEL, OpKind.KERNEL])
+    g = graph_of(3, [(0, 1, EdgeKind.STREAM_ORDER, Anchor.END, 0.0), (1, 2, EdgeKind.STREAM_ORDER, Anchor.END, 0.0)],
+                 kinds=kinds)
+    g.names[:] = ["void gemm_kernel<float>(float*)", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"]
+    g.ops["name_id"][:] = [0, 1, -1]
+    cp = metrics.critical_path(g, replay(g, np.array([1.0, 2.0, 4.0])))
+    assert cp.breakdown_s == {"kernels": 5.0, metrics.COLLECTIVES: 2.0}
+    code, labels = metrics.op_category(g)
+    assert [labels[c] for c in code] == ["kernels", metrics.COLLECTIVES, "kernels"]
+    g.names[1] = "vectorAdd(float*)"
+    code, labels = metrics.op_category(g)
+    assert code.tolist() == [0, 0, 0] and labels[-1] == metrics.COLLECTIVES
+
+
+def test_the_a100_training_run_shows_its_collectives_on_a_and_b(shared_traces):
+    """The 8-GPU training trace forecast onto an H100 node: the NCCL kernels' share before and after."""
+    from nodecast.workflows.forecast import forecast_trace
+
+    r = forecast_trace(shared_traces / "kineto_training-rank0_a100-80gb.json.gz", "h100-sxm5-server")
+    cats = r.categories().set_index("category")
+    assert cats.loc[metrics.COLLECTIVES, "ops"] == 80
+    assert cats.loc[metrics.COLLECTIVES, "source_s"] > 0.1
+    assert "nccl-scaled" in cats.loc[metrics.COLLECTIVES, "models"]
+    paths = r.critical_paths().set_index("category")
+    assert paths.loc[metrics.COLLECTIVES, "on_a_s"] > 0.02

@@ -16,6 +16,16 @@ MACHINE_HOSTS = {
     "a100-80-pcie-server": "xeon-gold-6226r-2s", "a100-40-rome-server": "epyc-rome-64c-2s",
     "dgx-a100": "epyc-7742-2s", "h100-pcie-server": "epyc-milan-64c-2s", "h100-sxm5-server": "xeon-platinum-8480c-2s",
     "h200-node": "xeon-platinum-8480c-2s", "gh200": "grace-gh200",
+    "dgx-a100-80gb": "epyc-7742-2s", "dgx-b200": "xeon-platinum-8570-2s", "hgx-b300": "xeon-platinum-8480c-2s",
+    "l40s-pcie-8gpu": "xeon-platinum-8480c-2s", "rtx-pro-6000-bse-8gpu": "xeon-platinum-8480c-2s",
+    "h100-nvl-8gpu": "xeon-platinum-8480c-2s", "h100-nvl-8gpu-bridged": "xeon-platinum-8480c-2s",
+    "mi300x-platform": "xeon-platinum-8480c-2s", "mi325x-platform": "xeon-platinum-8480c-2s",
+}
+#: Catalogue machines that name a host and give some [cpu] values of their own (which win), and those values:
+#: several Grace CPUs of GB200/GB300 racks, each the Grace of hosts/grace-gh200.toml.
+MACHINE_HOSTS_OVERRIDDEN = {
+    name: ("grace-gh200", {"sockets", "clock_hz", "memory_bytes", "numa_domains"})
+    for name in ("gb200-nvl72", "gb200-nvl72-tray", "gb300-nvl72", "gb300-nvl72-tray")
 }
 
 
@@ -47,7 +57,21 @@ def test_default_host_exists_and_is_pcie_gen5():
 
 def test_every_catalogue_machine_has_a_host():
     """Every catalogue machine's [cpu] has a host file (the catalogue is the host catalogue's origin)."""
-    assert {p.stem for p in catalogue_dir().glob("*.toml")} == set(MACHINE_HOSTS)
+    assert {p.stem for p in catalogue_dir().glob("*.toml")} == set(MACHINE_HOSTS) | set(MACHINE_HOSTS_OVERRIDDEN)
+
+
+@pytest.mark.parametrize(("machine", "key", "fields"),
+                         sorted((m, k, f) for m, (k, f) in MACHINE_HOSTS_OVERRIDDEN.items()))
+def test_host_with_overrides(machine, key, fields):
+    """A machine that overrides its host's [cpu] values differs from the host in those fields only."""
+    from dataclasses import fields as dataclass_fields
+
+    from nodecast.machines import load_machine
+
+    m, h = load_machine(machine), load_host(key)
+    assert m.cpu.host is not None and m.cpu.host.key == key
+    differ = {f.name for f in dataclass_fields(m.cpu) if f.compare and getattr(m.cpu, f.name) != getattr(h.cpu, f.name)}
+    assert differ == fields
 
 
 @pytest.mark.parametrize(("old", "new", "key", "reason"), [

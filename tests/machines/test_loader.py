@@ -324,3 +324,75 @@ def test_bad_host_copy_rate(tmp_path, line, reason):
     err = error_of(path)
     assert err.key == "cpu.copy_bandwidth_bps"
     assert reason in err.reason
+
+
+#: TINY with an NVSwitch joining its GPU, so that a [switch.nvswitch] table has a switch to describe.
+SWITCHED = 'switches = ["nvswitch"]\n' + TINY + """
+[[links]]
+id = "nv0"
+kind = "nvlink"
+endpoints = ["gpu0", "nvswitch"]
+gen = 4
+links = 18
+"""
+
+
+def test_switch_table_is_optional(tmp_path):
+    """A listed switch without a [switch.NAME] table loads as before: nothing is known of it."""
+    m = load_machine_file(write(tmp_path, SWITCHED))
+    assert m.switches == ("nvswitch",) and m.switch("nvswitch") is None and m.switch_specs == ()
+    assert m.sharp_switch([0]) is None
+
+
+def test_switch_table_gives_kind_generation_and_sharp(tmp_path):
+    """[switch.NAME] says what the switch is: kind, generation and whether it reduces in the switch (NVLS)."""
+    text = SWITCHED + '\n[switch.nvswitch]\nkind = "nvswitch"\ngen = 3\nsharp = true\n'
+    m = load_machine_file(write(tmp_path, text))
+    sw = m.switch("nvswitch")
+    assert (sw.id, sw.kind, sw.gen, sw.sharp) == ("nvswitch", "nvswitch", 3, True)
+    assert m.sharp_switch([0]) is sw
+
+
+@pytest.mark.parametrize(("table", "key", "reason"), [
+    ('kind = "nvswitch"\nsharp = "yes"\n', "switch.nvswitch.sharp", "must be true or false (got 'yes')"),
+    ('kind = "nvswitch"\nsharp = 1\n', "switch.nvswitch.sharp", "must be true or false (got 1)"),
+    ('kind = "crossbar"\n', "switch.nvswitch.kind", "must be one of nvswitch, pcie"),
+    ('kind = "nvswitch"\ngen = 9\n', "switch.nvswitch.gen", "unknown NVSwitch generation 9"),
+    ('kind = "nvswitch"\ngen = 2\nsharp = true\n', "switch.nvswitch.sharp",
+     "NVLink SHARP needs a third-generation NVSwitch or later"),
+    ('kind = "pcie"\nsharp = true\n', "switch.nvswitch.sharp", "NVLink SHARP needs a third-generation NVSwitch"),
+    ('kind = "nvswitch"\nports = 64\n', "switch.nvswitch.ports", "unknown key"),
+])
+def test_bad_switch_table_is_one_line(tmp_path, table, key, reason):
+    """A bad [switch.NAME] value is one line naming the file, the key and what is wrong."""
+    path = write(tmp_path, SWITCHED + "\n[switch.nvswitch]\n" + table)
+    assert_one_line(error_of(path), path, key, reason)
+
+
+def test_switch_table_must_name_a_listed_switch(tmp_path):
+    """A [switch.NAME] for a switch that `switches` does not list is rejected, naming it."""
+    path = write(tmp_path, SWITCHED + '\n[switch.nvswich]\nkind = "nvswitch"\n')
+    assert_one_line(error_of(path), path, "switch.nvswich", "not listed in switches")
+
+
+def test_xgmi_link_needs_a_known_generation(tmp_path):
+    """An xGMI (Infinity Fabric) link needs its generation and links; an unknown generation names the known ones."""
+    base = TINY.replace("count = 1\ncpu_socket = [0]", "count = 2\ncpu_socket = [0, 0]") + """
+[[links]]
+id = "l1"
+kind = "pcie"
+endpoints = ["cpu0", "gpu1"]
+gen = 3
+lanes = 16
+
+[[links]]
+id = "if01"
+kind = "xgmi"
+endpoints = ["gpu0", "gpu1"]
+"""
+    m = load_machine_file(write(tmp_path, base + "gen = 4\nlinks = 1\n"))
+    assert m.links[-1].kind == "xgmi" and m.route("gpu0", "gpu1") == (m.links[-1],)
+    path = write(tmp_path, base + "gen = 7\nlinks = 1\n", "bad.toml")
+    assert_one_line(error_of(path), path, "links[2].gen", "unknown Infinity Fabric (xGMI) generation 7 (known: 3-4;")
+    path = write(tmp_path, base + "gen = 4\n", "nolinks.toml")
+    assert_one_line(error_of(path), path, "links[2].links", "missing value")

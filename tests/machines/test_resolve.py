@@ -165,3 +165,40 @@ def test_listed_but_idle_gpus_do_not_grow_the_node(sheet_folder, devices, count,
         assert "the trace lists" not in m.notes[0]
     else:
         assert said in m.notes[0] and "the trace lists 7 such GPUs" in m.notes[0]
+
+
+def test_multi_gpu_trace_says_what_it_assumed_of_the_links(shared_traces):
+    """The 8-GPU Kineto trace of an A100 SXM4 80GB node (issue 21): the composed node says it assumed no links
+    between the GPUs and names the catalogue node to give with --from; given, that node is accepted."""
+    from nodecast.traces.load import load_trace
+
+    tr = load_trace(shared_traces / "kineto_training-rank0_a100-80gb.json.gz")
+    composed = resolve_source(tr, None)
+    said = [str(n) for n in composed.notes if "links between" in str(n)]
+    assert len(said) == 1, composed.notes
+    assert "8 such GPUs" in said[0] and "none assumed" in said[0] and "route through the host" in said[0]
+    assert "--from dgx-a100-80gb" in said[0]
+    named = resolve_source(tr, "dgx-a100-80gb")
+    assert named.gpu.count == 8 and named.gpu.sheet.key == "a100-sxm4-80gb"
+    assert [link.kind for link in named.route("gpu0", "gpu5")] == ["nvlink", "nvlink"]
+    assert not any("links between" in str(n) for n in named.notes)
+
+
+def test_composed_multi_gpu_node_names_the_catalogue_nodes_of_its_gpu():
+    """Ops on 8 H100 SXM5: the note on the (absent) GPU-to-GPU links replaces the generic one and names the
+    catalogue's 8-GPU H100 SXM5 node; a single-GPU trace gets no such note."""
+    import numpy as np
+
+    from nodecast.traces.kinds import OpKind
+    from nodecast.traces.trace import Trace
+
+    tr = Trace.from_columns({"kind": np.array([OpKind.KERNEL] * 8), "start_ns": np.arange(8) * 10,
+                             "end_ns": np.arange(8) * 10 + 5, "device": np.arange(8)},
+                            meta=meta(*["NVIDIA H100 80GB HBM3"] * 8))
+    m = resolve_source(tr, None)
+    assert m.gpu.count == 8
+    said = [str(n) for n in m.notes if "links between" in str(n)]
+    assert len(said) == 1 and "--from h100-sxm5-server" in said[0]
+    assert not any(str(n).startswith("composed node: no GPU-to-GPU links") for n in m.notes)
+    one = resolve_source(meta("NVIDIA H100 80GB HBM3"), None)
+    assert not any("links between" in str(n) for n in one.notes)

@@ -118,3 +118,28 @@ def test_no_route_is_an_input_error():
     m = load_machine("titan")
     with pytest.raises(InputError, match="no route from gpu0 to cpu5"):
         m.route("gpu0", "cpu5")
+
+
+def xgmi(gen: int, links: int = 1) -> Link:
+    return Link(id=f"xgmi{gen}x{links}", kind="xgmi", endpoints=("gpu0", "gpu1"), gen=gen, links=links)
+
+
+@pytest.mark.parametrize(("gen", "links", "expected"), [
+    (3, 1, 50e9),        # MI250X: 25 GT/s x 16 lanes x 2 B per transfer (ROCm MI250 microarchitecture page)
+    (4, 1, 64e9),        # MI300X: 32 GT/s x 16 lanes, "up to 64 GB/s for each point-to-point link" (ROCm blog)
+    (4, 2, 128e9),       # two x16 links between the same two GPUs
+])
+def test_xgmi_per_link_rates(gen, links, expected):
+    """AMD Infinity Fabric (xGMI) GPU links run at the generation's per-link rate times the links, per direction."""
+    assert raw_rate_bps(xgmi(gen, links)) == pytest.approx(expected)
+
+
+def test_mi300x_platform_is_a_full_xgmi_mesh():
+    """Every MI300X of the platform reaches every other over one direct xGMI link of 64 GB/s per direction."""
+    m = load_machine("mi300x-platform")
+    for g in range(1, 8):
+        route = m.route("gpu0", f"gpu{g}")
+        assert [(link.kind, link.gen, link.links) for link in route] == [("xgmi", 4, 1)]
+        assert raw_rate_bps(route[0]) == 64e9
+    for g in range(8):
+        assert sum(1 for link in m.links if link.kind == "xgmi" and f"gpu{g}" in link.endpoints) == 7

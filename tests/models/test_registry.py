@@ -29,7 +29,7 @@ def test_every_builtin_model_follows_the_protocol_under_a_unique_name():
     models = registry.get_models()
     assert [m.name for m in models] == registry.model_names()
     assert len(set(registry.model_names())) == len(models)
-    assert all(isinstance(m, Model) and m.kind in ("transfer", "kernel") for m in models)
+    assert all(isinstance(m, Model) and m.kind in ("transfer", "kernel", "collective") for m in models)
 
 
 class _Extra:
@@ -54,10 +54,11 @@ def test_a_model_added_comes_after_the_builtin_ones_and_once(monkeypatch):
 def test_chains_per_kind():
     """No names: the default of each kind; names: grouped by kind in the order given (every kind present, empty
     when none was named); an unknown name lists the known ones."""
-    assert registry.model_chains(None) == {"transfer": ["ahead-scaled"], "kernel": ["default-kernel"]}
+    assert registry.model_chains(None) == {"transfer": ["ahead-scaled"], "kernel": ["default-kernel"],
+                                           "collective": ["nccl-scaled"]}
     assert registry.model_chains(("roofline", "ahead-eq9", "ahead")) == {"transfer": ["ahead-eq9", "ahead"],
-                                                                         "kernel": ["roofline"]}
-    assert registry.model_chains(("ahead",)) == {"transfer": ["ahead"], "kernel": []}
+                                                                         "kernel": ["roofline"], "collective": []}
+    assert registry.model_chains(("ahead",)) == {"transfer": ["ahead"], "kernel": [], "collective": []}
     with pytest.raises(InputError, match="unknown model 'nope'"):
         registry.model_chains(("nope",))
 

@@ -173,6 +173,16 @@ def test_peer_across_sockets_is_limited_by_xbus():
     assert any("route nv-c0-g0 -> xbus -> nv-c1-g3" in n for n in result.notes)
 
 
+def test_peer_over_infinity_fabric_at_its_raw_rate():
+    """gpu0 -> gpu1 on the MI300X platform goes over their one xGMI gen-4 link, taken at its raw 64 GB/s per
+    direction (no packet model for xGMI): 3 µs + 1048576 / 64e9 = 3 + 16.384 = 19.384 µs."""
+    mi300x = load_machine("mi300x-platform")
+    model = AheadModel()
+    model.one_byte_given_s = {"peer": 3e-6}
+    result = model.project(ops(TC.PEER, MIB, src_device=0, dst_device=1), mi300x, mi300x)
+    assert result.time_s[0] == pytest.approx(19.384e-6, rel=1e-12)
+
+
 def test_managed_like_pinned_with_note():
     """UM migrations use the host link like pinned copies, with their own L+O, and say so."""
     # 4 µs + 1376788 / 8e9 = 176.0985 µs

@@ -305,10 +305,11 @@ def test_integer_tensors_have_no_dtype_code_but_their_bytes():
 
 
 def test_unrecognised_and_unlaunched_kernels_stay_unknown():
-    """A kernel of an op nodecast does not model (aten::cat) keeps the defaults; so does a kernel no op launched."""
+    """A kernel of an op nodecast does not model (aten::cat) keeps the defaults; so does a kernel no op launched
+    (an NCCL kernel's name would say its collective: ``test_collectives``)."""
     doc, launched = _doc(_op("aten::cat", [[[4, 1, 768], [4, 196, 768]], []], ["TensorList", "Scalar"], ["", "1"]),
                          _op("aten::relu", [[10]], ["float"], [""]))
-    orphan = {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0, "tid": 7, "ts": 900_000,
+    orphan = {"ph": "X", "cat": "kernel", "name": "orphan_kernel", "pid": 0, "tid": 7, "ts": 900_000,
               "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}}
     doc["traceEvents"].append(orphan)
     trace = kineto_from_document(doc)

@@ -101,6 +101,11 @@ def test_work_from_shapes():
     ("device,op,duration_s\nTesla T4,gemm,1e-6\nTesla V100,gemm,1e-6\n", "device",
      "measurements of 2 GPUs (Tesla T4: 1 rows, Tesla V100: 1 rows)"),
     ("device,op,duration_s\n", None, "the op table has no rows"),
+    ("device,op,dtype,gpus,message_bytes,duration_s\nTesla T4,all_reduce,fp16,0,1024,1e-5\n", "gpus, row 1",
+     "out of range (must be >= 1"),
+    ("device,op,dtype,gpus,message_bytes,duration_s\nTesla T4,all_reduce,fp16,8,1024,1e-5\n"
+     "Tesla T4,all_gather,bf16,8,1023,1e-5\n", "message_bytes, row 2",
+     "1023 B is not a whole number of bf16 elements (2 B each)"),
 ])
 def test_bad_tables_are_one_line_naming_file_column_and_row(tmp_path, capsys, text, where, words):
     """What a table gets wrong is an InputError naming the file, the column and row, and what to do; the CLI
@@ -263,3 +268,28 @@ def test_op_table_has_no_host_records(tmp_path):
 
     api = read_api(_write(tmp_path, TABLE))
     assert len(api) == 0 and any("an op table holds no host API records" in n for n in api.meta.notes)
+
+
+def test_nccl_measurements_become_an_op_table_of_collectives(shared_cross_gpu, tmp_path):
+    """NVIDIA's NCCL measurements on the A100 SXM node (AIConfigurator's nccl.parquet: message_size in elements,
+    latency in ms) as an op table: each row a collective kernel with its op class, dtype, group, message size in
+    bytes and duration; it survives nodecast's Parquet (format version 4: collectives)."""
+    frame = op_table.from_aiconfigurator(shared_cross_gpu / "aiconfigurator" / "nccl.parquet")
+    a100 = frame[frame["device"] == "NVIDIA A100-SXM4-80GB"]
+    path = op_table.write_op_tables(a100, tmp_path)["NVIDIA A100-SXM4-80GB"]
+    trace = load_trace(path)
+    raw = pd.read_parquet(shared_cross_gpu / "aiconfigurator" / "nccl.parquet")
+    raw = raw[raw["device"] == "NVIDIA A100-SXM4-80GB"]
+    assert len(trace) == len(raw) == 504 and (trace["kind"] == OpKind.KERNEL).all()
+    assert set(OpClass(c).key for c in np.unique(trace["op_class"])) == {"all_gather", "all_reduce", "all_to_all",
+                                                                          "reduce_scatter"}
+    assert set(np.unique(trace["gpus"]).tolist()) == {2, 4, 8}
+    assert set(DType(d).key for d in np.unique(trace["dtype"])) == {"fp16", "int8"}
+    fp16 = trace["dtype"] == DType.FP16
+    assert trace["bytes"][fp16].min() == 2 * 256 and trace["bytes"][~fp16].max() == 536870912
+    assert trace.duration_ns.sum() == pytest.approx(raw["latency"].sum() * 1e6, abs=len(raw))
+    out = tmp_path / "nccl.parquet"
+    assert main(["convert", str(path), "-o", str(out)]) == 0
+    back = read_parquet(out)
+    for column in ("op_class", "dtype", "bytes", "gpus", "algorithm", "protocol"):
+        np.testing.assert_array_equal(back[column], trace[column], err_msg=column)

@@ -37,11 +37,17 @@ def test_round_trip_is_exact(path, tmp_path):
 
 
 def test_columns_stored_as_is(tmp_path):
-    """The file holds the Trace columns with their integer types and nodecast metadata."""
+    """The file holds the Trace columns with their integer types and nodecast metadata (a trace without
+    collectives: format version 3, without the collective columns, as before they existed)."""
+    import json
+
+    from nodecast.traces.trace import COLLECTIVE_COLUMNS
+
     out = tmp_path / "t.parquet"
     write_parquet(load_trace(SAMPLE), out)
     schema = pq.read_schema(out)
-    assert schema.names == list(COLUMNS)
+    assert schema.names == [c for c in COLUMNS if c not in COLLECTIVE_COLUMNS]
+    assert json.loads(schema.metadata[b"nodecast"])["version"] == 3
     assert schema.field("start_ns").type == pa.int64()
     assert schema.field("kind").type == pa.int8()
     assert b"nodecast" in schema.metadata
@@ -190,7 +196,7 @@ def test_newer_format_version_is_refused(tmp_path):
     doc = json.loads(table.schema.metadata[b"nodecast"])
     doc["version"] = 99
     pq.write_table(table.replace_schema_metadata({b"nodecast": json.dumps(doc).encode()}), out)
-    with pytest.raises(InputError, match="format version 99; this nodecast reads versions 1, 2 and 3"):
+    with pytest.raises(InputError, match="format version 99; this nodecast reads versions 1, 2, 3 and 4"):
         read_parquet(out)
 
 
@@ -235,7 +241,7 @@ def test_version_2_file_reads_with_unrecorded_work_columns(tmp_path):
     table = pq.read_table(out)
     doc = json.loads(table.schema.metadata[b"nodecast"])
     doc["version"] = 2
-    table = table.drop_columns(list(WORK_COLUMNS))
+    table = table.drop_columns([c for c in WORK_COLUMNS if c in table.column_names])
     pq.write_table(table.replace_schema_metadata({b"nodecast": json.dumps(doc).encode()}), out)
     back = read_parquet(out)
     assert (back["m"] == -1).all() and np.isnan(back["flops"]).all() and (back["op_class"] == 0).all()

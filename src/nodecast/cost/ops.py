@@ -49,6 +49,7 @@ import pandas as pd
 
 from nodecast.errors import InputError
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
+from nodecast.models.collective import collective_mask
 from nodecast.models.registry import get_models, model_chains
 from nodecast.notes import HOST_TIME, LATENCY_KEPT, Note, retold
 from nodecast.words import plural
@@ -165,6 +166,8 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
 
     opts = (options or CostOptions()).check()
     chains = model_chains(opts.models)
+    if opts.models is None and not collective_mask(trace).any():
+        chains.pop("collective", None)  # no collective in the trace: its chain would only say so, in every output
     order = [name for chain in chains.values() for name in chain]
     n = len(graph)
     kind = graph.ops["kind"]

@@ -18,6 +18,7 @@ from nodecast import notes as nn
 from nodecast.machines.compose import node_notes
 from nodecast.machines.schema import Machine
 from nodecast.models.base import Model, ModelResult
+from nodecast.models.collective import collective_mask
 from nodecast.models.one_byte import check_given
 from nodecast.models.registry import all_models, default_models, get_models
 from nodecast.notes import from_, records, retold
@@ -264,6 +265,16 @@ def _merge_notes(per_model: dict[str, list[str]]) -> list[str]:
     return [retold(first[note], f"{', '.join(names)}: {note}") for note, names in who.items()]
 
 
+def without_collectives(result: ModelResult, trace: Trace) -> ModelResult:
+    """A compute-kernel model's answer with the NCCL/RCCL collectives left out (NaN): their time follows the links
+    between GPUs, not the SMs, clock or DRAM the kernel models scale by; the collective models time them."""
+    coll = collective_mask(trace)
+    if not (coll & result.handled).any():
+        return result
+    keep = lambda a: None if a is None else np.where(coll, np.nan, a)  # noqa: E731
+    return ModelResult(result.model, keep(result.time_s), keep(result.low_s), keep(result.high_s), result.notes)
+
+
 def project(
     trace: Trace,
     source: Machine,
@@ -301,7 +312,11 @@ def project(
         if host_memory is not None and hasattr(model, "host_memory"):
             model.host_memory = host_memory  # type: ignore[attr-defined]
         result = model.project(trace, source, target)
+        if model.kind == "kernel":
+            result = without_collectives(result, trace)
         if model_names is None and not result.handled.any():
+            if getattr(model, "quiet_when_idle", False) and not result.notes:
+                continue  # a model of ops this trace does not hold (collectives) says nothing of them
             idle[model.name] = result.notes[0] if result.notes else "no op of this trace is of a kind it models"
             continue
         results[model.name] = result

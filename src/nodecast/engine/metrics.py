@@ -42,6 +42,7 @@ from nodecast import notes as nn
 
 from nodecast.graph.opgraph import Anchor, EdgeKind, OpGraph, OpKind
 from nodecast.engine.replay import Schedule
+from nodecast.traces.collectives import parse_kernel_name
 from nodecast.traces.kinds import TransferClass
 
 _BACKTRACK: dict[str, Any] = {}
@@ -175,15 +176,31 @@ def _op_category(graph: OpGraph, idx: np.ndarray | None = None) -> tuple[np.ndar
     """Category code of every op (of the ops ``idx`` when given) and the labels they index."""
     labels = ["kernels", "memsets", "host: API calls", "host: sync returns"]
     labels += [f"copies: {c.label}" for c in TransferClass]
+    labels.append(COLLECTIVES)  # last, so that the other codes keep their values
     kind = graph.ops["kind"] if idx is None else graph.ops["kind"][idx]
     code = np.full(len(kind), 2, np.int64 if idx is None else np.int16)
-    code[kind == OpKind.KERNEL] = 0
+    kernel = kind == OpKind.KERNEL
+    code[kernel] = 0
     code[kind == OpKind.MEMSET] = 1
     code[kind == OpKind.WAIT] = 3
     copy = kind == OpKind.COPY
     tclass = graph.ops["transfer_class"] if idx is None else graph.ops["transfer_class"][idx]
     code[copy] = 4 + tclass[copy]
+    by_name = collective_names(graph.names)
+    if by_name.any():  # NCCL/RCCL kernels are communication, not compute: their own category
+        name_id = graph.ops["name_id"] if idx is None else graph.ops["name_id"][idx]
+        code[kernel & by_name[name_id]] = len(labels) - 1
     return code, labels
+
+
+#: The category of NCCL/RCCL kernels (collectives and send/receive), apart from the compute kernels.
+COLLECTIVES = "collectives (NCCL/RCCL)"
+
+
+def collective_names(names: list[str]) -> np.ndarray:
+    """Whether each name (and, last, the id -1 of an op without one) is an NCCL/RCCL kernel's
+    (``traces.collectives.parse_kernel_name``); one test per distinct name, not per op."""
+    return np.array([("ccl" in n and parse_kernel_name(n) is not None) for n in names] + [False], dtype=bool)
 
 
 _EDGE_LABELS = {

@@ -59,6 +59,8 @@ def link_label(link: Link) -> str:
         return f"NVLink{link.gen} x{link.links}"
     if link.kind == "nvlink-c2c":
         return "NVLink-C2C"
+    if link.kind == "xgmi":
+        return f"xGMI gen{link.gen} x{link.links}"
     return "socket bus"
 
 
@@ -161,7 +163,8 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
     peer_routes, peer_nvlink_bps, links, switches, measured, provenance
     (field -> where its value came from), notes (how the node was composed),
     sheet (the GPU data sheet with its target's limits, or None) and host
-    (the host file's summary, or None).
+    (the host file's summary, or None); switch_details (switch name -> kind,
+    gen, sharp) only when the machine file has ``[switch.NAME]`` tables.
     """
     from nodecast.machines.part_summary import host_summary, sheet_summary
 
@@ -215,6 +218,9 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
         "peer_nvlink_bps": peer_nvlink_bps(machine),
         "links": [link_summary(link) for link in machine.links],
         "switches": list(machine.switches),
+        # Only where the file describes its switches ([switch.NAME]), so that other machines' summaries keep their keys.
+        **({"switch_details": {s.id: {"kind": s.kind, "gen": s.gen, "sharp": s.sharp} for s in machine.switch_specs}}
+           if machine.switch_specs else {}),
         "measured": _measured(machine),
         "provenance": dict(machine.provenance),
         "notes": list(machine.notes),

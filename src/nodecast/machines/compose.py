@@ -44,6 +44,10 @@ from nodecast.notes import HOST_ASSUMED, Note
 from nodecast.paths import names_a_file
 
 _COUNT = re.compile(r"^(?P<gpu>.+?)x(?P<count>[0-9]+)$")
+#: The note of a composed node of several GPUs (``nodecast.machines.resolve`` says more in its place for a node
+#: composed from a trace).
+NO_PEER_LINKS = ("composed node: no GPU-to-GPU links, peer copies route through the host "
+                 "(a catalogue machine or a machine file describes NVLink/NVSwitch)")
 
 
 # ---------------------------------------------------------------- spec strings
@@ -162,8 +166,7 @@ def spec_machine_dict(spec: NodeSpec) -> tuple[dict[str, Any], list[str]]:
         notes.insert(0, Note(f"host assumed: {spec.host.key} ({spec.host.description}); name one with "
                              f"{spec.sheet.key}@HOST (nodecast machines list) or give a machine file", HOST_ASSUMED))
     if spec.count > 1:
-        notes.append("composed node: no GPU-to-GPU links, peer copies route through the host "
-                     "(a catalogue machine or a machine file describes NVLink/NVSwitch)")
+        notes.append(NO_PEER_LINKS)
     data = {
         "schema_version": 1,
         "name": spec.name,
@@ -233,6 +236,8 @@ def link_label(link: Any) -> str:  # noqa: ANN401 (a schema Link)
     """``PCIe gen3 x16``, ``NVLink2 x2``, ``NVLink-C2C 450 GB/s``: a link as the notes name it."""
     if link.kind in ("pcie", "nvlink", "nvlink-c2c", "infinity-fabric"):
         return SheetLink(link.kind, link.gen, link.lanes, link.links, link.bandwidth_bps).label
+    if link.kind == "xgmi":  # AMD Infinity Fabric between GPUs (machine files only; no sheet link is one)
+        return f"xGMI gen{link.gen} x{link.links}"
     rate = f" {link.bandwidth_bps / 1e9:g} GB/s" if link.bandwidth_bps else ""
     return f"{link.kind}{rate}"
 

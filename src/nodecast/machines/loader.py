@@ -45,7 +45,15 @@ from nodecast.machines.schema import (
 )
 from nodecast.machines.reader import MAX_BANDWIDTH_BPS, Reader
 from nodecast.machines.sheets import load_sheet
-from nodecast.machines.topology import NVLINK_BPS_PER_LINK, PCIE_GT_PER_S
+from nodecast.machines.topology import (
+    NVLINK_BPS_PER_LINK,
+    NVLS_MIN_NVSWITCH_GEN,
+    NVSWITCH_GENERATIONS,
+    PCIE_GT_PER_S,
+    SWITCH_KINDS,
+    XGMI_BPS_PER_LINK,
+    Switch,
+)
 from nodecast.paths import names_a_file
 
 SCHEMA_VERSION = 1
@@ -116,18 +124,21 @@ def _link(r: _Reader, endpoints: set[str]) -> Link:
             raise r.fail("endpoints", f"unknown endpoint {end!r} (known: {', '.join(sorted(endpoints))})")
     if ends[0] == ends[1]:
         raise r.fail("endpoints", f"a link cannot join {ends[0]!r} to itself")
-    gen = r.count("gen", required=kind in ("pcie", "nvlink"))
+    gen = r.count("gen", required=kind in ("pcie", "nvlink", "xgmi"))
     if kind == "pcie" and gen not in PCIE_GT_PER_S:
         raise r.fail("gen", f"unknown PCIe generation {gen} (known: 1-6)")
     if kind == "nvlink" and gen not in NVLINK_BPS_PER_LINK:
         raise r.fail("gen", f"unknown NVLink generation {gen} (known: 1-5)")
+    if kind == "xgmi" and gen not in XGMI_BPS_PER_LINK:
+        known = f"{min(XGMI_BPS_PER_LINK)}-{max(XGMI_BPS_PER_LINK)}"
+        raise r.fail("gen", f"unknown Infinity Fabric (xGMI) generation {gen} (known: {known}; 3: MI200, 4: MI300)")
     link = Link(
         id=r.string("id"),  # type: ignore[arg-type]
         kind=kind,  # type: ignore[arg-type]
         endpoints=(ends[0], ends[1]),
         gen=gen,
         lanes=r.count("lanes", required=kind == "pcie"),
-        links=r.count("links", required=kind == "nvlink"),
+        links=r.count("links", required=kind in ("nvlink", "xgmi")),
         mps_bytes=r.count("mps_bytes", required=False),
         mrrs_bytes=r.count("mrrs_bytes", required=False),
         rcb_bytes=r.count("rcb_bytes", required=False),
@@ -158,6 +169,40 @@ def _pcie_defaults(link: Link, r: _Reader) -> Link:
     if link.lanes not in (1, 2, 4, 8, 12, 16, 32):
         raise r.fail("lanes", f"PCIe links have 1, 2, 4, 8, 12, 16 or 32 lanes (got {link.lanes})")
     return replace(link, **values)
+
+
+def _switch_specs(r: _Reader, listed: list[str]) -> tuple[Switch, ...]:
+    """The ``[switch.NAME]`` tables: what the file says of the switches it lists (none: an empty tuple).
+
+    A table is optional, so files without one load as before; a value it gives is checked, and ``sharp = true``
+    (NVLink SHARP, which NCCL's NVLS algorithm needs) only on an NVSwitch of generation 3 or later.
+    """
+    tables = r.sub("switch", required=False)
+    if tables is None:
+        return ()
+    specs = []
+    for name in tables.table:
+        if name not in listed:
+            raise tables.fail(name, f"describes a switch not listed in switches ({', '.join(listed) or 'none'})",
+                              hint="Name a switch of the switches list, or add it there")
+        t: _Reader = tables.sub(name)  # type: ignore[assignment]  # required: never None
+        t.unknown_keys({"kind", "gen", "sharp"})
+        kind: str = t.choice("kind", SWITCH_KINDS)  # type: ignore[assignment]  # required: never None
+        gen = t.count("gen", required=False)
+        if kind == "nvswitch" and gen is not None and gen not in NVSWITCH_GENERATIONS:
+            raise t.fail("gen", f"unknown NVSwitch generation {gen} (known: 1-{max(NVSWITCH_GENERATIONS)})")
+        if kind == "pcie" and gen is not None and gen not in PCIE_GT_PER_S:
+            raise t.fail("gen", f"unknown PCIe generation {gen} (known: 1-6)")
+        sharp = t.table.get("sharp", False)
+        if not isinstance(sharp, bool):
+            raise t.fail("sharp", f"must be true or false (got {sharp!r})")
+        if sharp and (kind != "nvswitch" or gen is None or gen < NVLS_MIN_NVSWITCH_GEN):
+            what = ("a PCIe switch" if kind == "pcie" else
+                    "an NVSwitch of no given generation" if gen is None else f"NVSwitch generation {gen}")
+            raise t.fail("sharp", "NVLink SHARP needs a third-generation NVSwitch or later (H100/H200: 3, "
+                                  f"Blackwell: 4); this is {what}", hint="Give gen = 3 or later, or set sharp = false")
+        specs.append(Switch(id=name, kind=kind, gen=gen, sharp=sharp))
+    return tuple(specs)
 
 
 def _measured(r: _Reader | None) -> Measured | None:
@@ -263,7 +308,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
     from types import MappingProxyType
 
     r = _Reader(path, data, "")
-    r.unknown_keys({"schema_version", "name", "description", "cpu", "gpu", "links", "switches", "measured"})
+    r.unknown_keys({"schema_version", "name", "description", "cpu", "gpu", "links", "switches", "switch", "measured"})
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise r.fail("schema_version", f"must be {SCHEMA_VERSION} (got {version!r})")
@@ -283,6 +328,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
         if name in devices or switches.index(name) != i:
             raise r.fail("switches", f"switch name {name!r} is used twice or clashes with a CPU/GPU endpoint")
     endpoints = devices | set(switches)
+    switch_specs = _switch_specs(r, switches)
     raw_links = data.get("links")
     if not isinstance(raw_links, list) or not raw_links:
         raise r.fail("links", "must list at least one [[links]] table")
@@ -305,6 +351,7 @@ def machine_from_dict(data: Mapping[str, Any], path: Path | str) -> Machine:
         measured=_measured(r.sub("measured", required=False)),
         path=Path(path) if not isinstance(path, Path) else path,
         provenance=MappingProxyType(provenance),
+        switch_specs=switch_specs,
     )
     for g in range(gpu.count):  # every GPU must reach its host socket
         machine.host_route(g)

@@ -7,7 +7,9 @@ Traces record their GPUs' device names (``Trace.meta.gpus``, e.g.
   the GPUs the trace has ops on (``nodecast.machines.names``) and composes a
   node of as many GPUs of that name as the trace lists (readers list every GPU
   of the node) with the default host (``nodecast.machines.compose``); the
-  notes say so;
+  notes say so. A trace that lists several GPUs records nothing of the links
+  between them: the notes say none were assumed and name the catalogue's
+  nodes of such GPUs whose GPUs are linked (``linked_nodes``), for ``--from``;
 * with a machine: checks that its GPU is the trace's. A different GPU is an
   ``InputError`` naming both, unless ``allow_mismatch``, which turns it into a
   note. Two sheets count as the same GPU when they agree on target, SMs,
@@ -25,13 +27,15 @@ The returned Machine carries these notes in ``Machine.notes``.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from nodecast.errors import InputError
-from nodecast.machines.compose import NodeSpec, compose_machine, default_host_for
+from nodecast.machines.compose import NO_PEER_LINKS, NodeSpec, compose_machine, default_host_for
 from nodecast.machines.device_properties import GpuProperties
+from nodecast.machines.loader import catalogue_dir, load_machine_file
 from nodecast.machines.lookup import load_machine
 from nodecast.machines.names import (
     SheetMatch,
@@ -173,10 +177,57 @@ def resolve_source(trace: Any, spec: str | None, allow_mismatch: bool = False, *
             why += (f" (the trace lists {listed} such GPUs, ops ran on {len(used)}: "
                     f"the node holds GPUs 0-{count - 1})" if count > 1 else
                     f" (the trace lists {listed} such GPUs, ops ran on GPU 0 only)")
-        return replace(machine, notes=(why, *machine.notes))
+        notes = machine.notes
+        if listed > 1:  # a node of several GPUs: say what was assumed of the links between them, and how to do better
+            said = links_assumed(hit.sheet.key, listed, option)
+            if count > 1:
+                notes = tuple(f"composed node: {said}" if n == NO_PEER_LINKS else n for n in notes)
+            else:
+                why += f"; {said}"
+        return replace(machine, notes=(why, *notes))
     machine = load_machine(spec)
     return replace(machine, notes=machine.notes + tuple(check_gpu(machine, used, where, allow_mismatch, option,
                                                                   properties=properties)))
+
+
+def linked_nodes(sheet_key: str, count: int) -> list[str]:
+    """Catalogue nodes of at least ``count`` GPUs of data sheet ``sheet_key`` whose GPUs are linked to each other
+    (NVLink, NVSwitch, Infinity Fabric): the nodes a trace of that many such GPUs may have run on, sorted.
+
+    Each file is read as TOML first and loaded only when its ``[gpu]`` names that sheet and enough GPUs, so the
+    scan stays cheap; a file that does not load is left out (naming it with ``--from`` shows its error).
+    """
+    out = []
+    for path in sorted(catalogue_dir().glob("*.toml")):
+        try:
+            gpu = tomllib.loads(path.read_text(encoding="utf-8")).get("gpu")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(gpu, Mapping) or gpu.get("sheet") != sheet_key or not isinstance(gpu.get("count"), int) \
+                or gpu["count"] < count:
+            continue
+        try:
+            node = load_machine_file(path)
+        except InputError:
+            continue
+        cpus = {f"cpu{i}" for i in range(node.cpu.sockets)}
+        if any(link.kind in ("nvlink", "xgmi") and not cpus & set(link.endpoints) for link in node.links):
+            out.append(node.name)
+    return out
+
+
+def links_assumed(sheet_key: str, listed: int, option: str = "--from") -> str:
+    """What a node composed from a trace that lists ``listed`` GPUs of sheet ``sheet_key`` assumes of the links
+    between them (none: traces record no topology), and the ``option`` that names the node when the user knows it:
+    the catalogue's nodes of such GPUs (``linked_nodes``), else a machine file."""
+    said = (f"the trace records nothing of the links between its {listed} GPUs: none assumed (peer copies and "
+            "collectives route through the host)")
+    known = linked_nodes(sheet_key, listed)
+    if known:
+        more = f" (or {', '.join(known[1:])})" if len(known) > 1 else ""
+        return f"{said}; if they were linked, name the node: {option} {known[0]}{more}, or give a machine file"
+    return (f"{said}; if they were linked (NVLink, NVSwitch, Infinity Fabric), give the node's machine file with "
+            f"{option} (nodecast machines template writes one)")
 
 
 def check_gpu(machine: Machine, names: Mapping[int, str], where: str | None = None,

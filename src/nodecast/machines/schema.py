@@ -14,23 +14,25 @@ published measurement) override data-sheet values where both exist.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-# CPU is defined beside Host (each names the other) and Link beside the routes through links; both are part of
-# this vocabulary (Machine.cpu, Machine.links).
+# CPU is defined beside Host (each names the other), Link and Switch beside the routes through links; all are part
+# of this vocabulary (Machine.cpu, Machine.links, Machine.switch_specs).
 from nodecast.machines.parts import CPU, GpuSheet, TargetLimits
-from nodecast.machines.topology import Link, bottleneck, route
+from nodecast.machines.topology import Link, Switch, bottleneck, route
 
 #: Floating-point precisions for which a GPU may list compute peaks.
 PRECISIONS = ("fp64", "fp32", "fp16", "bf16")
 #: GPU memory levels of the hierarchical roofline, outermost first.
 MEMORY_LEVELS = ("dram", "l2", "l1", "shared")
 #: Link kinds nodecast models. ``socket-bus`` is an inter-socket bus (X-Bus,
-#: UPI, Infinity Fabric) given by its bandwidth alone.
-LINK_KINDS = ("pcie", "nvlink", "nvlink-c2c", "socket-bus")
+#: UPI, Infinity Fabric) given by its bandwidth alone; ``xgmi`` an AMD Infinity
+#: Fabric link between GPUs (MI200/MI300 platforms), given by its generation and
+#: links like NVLink (``nodecast.machines.topology.XGMI_BPS_PER_LINK``).
+LINK_KINDS = ("pcie", "nvlink", "nvlink-c2c", "socket-bus", "xgmi")
 #: Copy classes a measured 1-byte cost or bandwidth may be given for; see
 #: ``nodecast.traces.kinds.TransferClass``.
 MEASURED_CLASSES = (
@@ -166,7 +168,10 @@ class Machine:
     ``cpu.memory_bandwidth_bps``) to where its value came from: ``machine
     file``, ``data sheet <key>`` or ``host <key>``. ``notes`` say how the node
     was composed or chosen (an assumed host, a GPU picked from a trace's
-    device name); commands print them with their results.
+    device name); commands print them with their results. ``switch_specs``
+    holds what the file's ``[switch.NAME]`` tables say of its switches (kind,
+    generation, NVLink SHARP); a switch without a table has none
+    (``switch(name)`` is None).
     """
 
     name: str
@@ -179,6 +184,7 @@ class Machine:
     path: Path | None = None
     provenance: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
+    switch_specs: tuple[Switch, ...] = ()
 
     @property
     def endpoints(self) -> tuple[str, ...]:
@@ -186,6 +192,25 @@ class Machine:
         cpus = tuple(f"cpu{i}" for i in range(self.cpu.sockets))
         gpus = tuple(f"gpu{i}" for i in range(self.gpu.count))
         return cpus + gpus + self.switches
+
+    def switch(self, name: str) -> Switch | None:
+        """What the machine file says of switch ``name`` (``[switch.NAME]``), or None when it says nothing."""
+        return next((s for s in self.switch_specs if s.id == name), None)
+
+    def sharp_switch(self, gpus: Iterable[int]) -> Switch | None:
+        """The NVLink SHARP switch that every GPU of ``gpus`` (indices) links to directly by NVLink, or None.
+
+        NCCL's NVLS algorithm reduces in such a switch; it needs every GPU of the group on it. A switch whose
+        machine file gives no ``sharp = true`` does not count (what is not said is not assumed).
+        """
+        wanted = {f"gpu{g}" for g in gpus}
+        for spec in self.switch_specs:
+            if not spec.sharp:
+                continue
+            joined = {link.other(spec.id) for link in self.links if link.kind == "nvlink" and spec.id in link.endpoints}
+            if wanted and wanted <= joined:
+                return spec
+        return None
 
     def route(self, src: str, dst: str) -> tuple[Link, ...]:
         """Links on the path from ``src`` to ``dst`` (fewest links; ties by file order)."""

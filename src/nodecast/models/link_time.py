@@ -2,9 +2,10 @@
 
 ``n / BW_eff`` is computed as ``n_hat / LinkBW`` (the same by eq. 2), with
 ``n_hat`` from ``nodecast.models.pcie``, ``nvlink`` or ``c2c`` by the link's
-kind; an inter-socket ``socket-bus`` link is taken at its raw rate
-(``n_hat = n``). Shared by the transfer models (``nodecast.models.transfer``,
-``baselines``) and the simulator's platform. Seconds, bytes, bytes/s.
+kind; an inter-socket ``socket-bus`` link and an AMD Infinity Fabric GPU link
+(``xgmi``) are taken at their raw rate (``n_hat = n``). Shared by the transfer
+models (``nodecast.models.transfer``, ``baselines``) and the simulator's
+platform. Seconds, bytes, bytes/s.
 """
 
 from __future__ import annotations
@@ -48,7 +49,12 @@ def wire_time_s(
         return nvlink.wire_time_s(n, link, direction)
     if link.kind == "nvlink-c2c":
         return c2c.wire_time_s(n, link, direction)
-    if link.kind == "socket-bus":
+    if link.kind in ("socket-bus", "xgmi"):
+        # Raw rate, n_hat = n. xGMI: AMD publishes no packet format or per-transfer overhead model for Infinity
+        # Fabric GPU links (as PCIe's TLPs, eqs. 4-5, or NVLink's flits, eqs. 6-7), only the raw per-link rate
+        # (nodecast.machines.topology.XGMI_BPS_PER_LINK: 64 GB/s per x16 gen-4 link, AMD ROCm blog "Understanding
+        # RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X"); the same blog's ~48 GB/s usable per link
+        # is one measurement, not a model, so it is not applied.
         return np.asarray(n, dtype=np.float64) / raw_rate_bps(link)
     msg = f"no transfer model for link kind {link.kind!r}"
     raise InputError(msg, key=f"links.{link.id}")
@@ -76,4 +82,7 @@ def describe_link(link: Link, *, pcie_framing: bool | None = None) -> str:
         return f"{link.id}: NVLink {link.gen} x {link.links} links, {rate:.2f} GB/s per direction (eq. 8)"
     if link.kind == "nvlink-c2c":
         return f"{link.id}: NVLink-C2C, {rate:.2f} GB/s per direction (NVLink flit framing assumed)"
+    if link.kind == "xgmi":
+        return (f"{link.id}: Infinity Fabric (xGMI) gen{link.gen} x {link.links} links, {rate:.2f} GB/s per "
+                "direction (raw rate)")
     return f"{link.id}: {link.kind}, {rate:.2f} GB/s per direction"

@@ -54,6 +54,7 @@ def _builtin() -> tuple[Callable[[], Model], ...]:
     """
     from nodecast.models import (baselines, kernel_baselines, kernel_default, kernel_learned, kernel_wave, roofline,
                                  scaled, transfer)
+    from nodecast.models import collective
     from nodecast.models import history, task_roofline
 
     return (
@@ -62,6 +63,8 @@ def _builtin() -> tuple[Callable[[], Model], ...]:
         transfer.AheadEq9Model,
         baselines.PeakBandwidthModel,
         baselines.BackOfEnvelopeModel,
+        collective.NcclModel,  # before the kernel models: a collective is a kernel, and its own chain answers first
+        collective.NcclScaledModel,
         roofline.RooflineModel,
         kernel_baselines.DramRatioModel,
         kernel_baselines.FlopsRatioModel,
@@ -113,8 +116,9 @@ def register(factory: Callable[[], Model]) -> Callable[[], Model]:
 #: ``ahead-scaled`` (``nodecast.models.scaled``: measured time x ahead(B) / ahead(A)); kernels: roofline where
 #: Nsight Compute metrics exist, wave scaling elsewhere, both as ratios on the measured time
 #: (``nodecast.models.kernel_default``). The absolute models (``ahead``: data sheets alone) serve where nothing
-#: was measured (``curves``, ``simulate``) and stay selectable (``--models ahead``).
-DEFAULT_MODELS: dict[str, str] = {"transfer": "ahead-scaled", "kernel": "default-kernel"}
+#: was measured (``curves``, ``simulate``) and stay selectable (``--models ahead``). Collectives (NCCL kernels):
+#: ``nccl-scaled``, measured time x NCCL's model on B / on A (``nodecast.models.collective``).
+DEFAULT_MODELS: dict[str, str] = {"transfer": "ahead-scaled", "kernel": "default-kernel", "collective": "nccl-scaled"}
 
 
 def default_model(kind: str) -> Model:

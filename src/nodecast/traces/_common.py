@@ -15,8 +15,9 @@ import numpy as np
 
 from nodecast import out_of_memory
 from nodecast.errors import InputError
+from nodecast.traces.collectives import from_names
 from nodecast.traces.kinds import CopyKind, MemKind, OpKind
-from nodecast.traces.op_classes import DType, OpClass
+from nodecast.traces.op_classes import Algorithm, DType, OpClass, Protocol
 from nodecast.traces.trace import (
     _DEFAULTS,
     COLUMNS,
@@ -43,12 +44,14 @@ def allocate(n: int) -> dict[str, np.ndarray]:
 
 
 def finish(cols: dict[str, np.ndarray], names: list[str], meta: TraceMeta) -> Trace:
-    """Check the values (``check_ops``), sort the buffers by (device, start_ns) in place,
-    column by column, and build the Trace.
+    """Attach what NCCL/RCCL kernel names say (``collectives.from_names``: every reader's kernels, where the
+    reader found nothing more specific), check the values (``check_ops``), sort the buffers by (device,
+    start_ns) in place, column by column, and build the Trace.
 
     Permuting one column at a time keeps the extra memory to one column plus
     the order, where ``Trace.from_columns`` would copy every column at once.
     """
+    from_names(cols, names, meta.notes)
     check_ops(cols, meta.source)
     n = len(cols["kind"])
     if n > 1:
@@ -110,7 +113,8 @@ def _check_work(cols: dict[str, np.ndarray], path: str | None) -> None:
     checks += [(name, lambda v: v < NOT_RECORDED, f"a value below {NOT_RECORDED} (not recorded)")
                for name in (*SHAPE_COLUMNS, "gpus")]
     checks += [(name, lambda v, top=len(enum): (v < 0) | (v >= top), f"a code outside 0..{len(enum) - 1} "
-                f"({enum.__name__})") for name, enum in (("op_class", OpClass), ("dtype", DType))]
+                f"({enum.__name__})") for name, enum in (("op_class", OpClass), ("dtype", DType),
+                                                         ("algorithm", Algorithm), ("protocol", Protocol))]
     for name, test, what in checks:
         column = cols.get(name)
         if column is None or not n:

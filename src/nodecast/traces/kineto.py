@@ -32,6 +32,9 @@ innermost ``cpu_op`` around its launch call, ``kineto_ops``): its op class
 ``Input Dims``/``Input type``/``Concrete Inputs`` (``aten_work``), filling
 the Trace's work columns. An op that launched several kernels gives each its
 class and dtype only. Without ``cpu_op`` events they keep their defaults.
+What an NCCL kernel communicated comes from the collective records around its
+launch (``record_param_comms``, ``nccl:*``, ``c10d::*``; ``kineto_comms``):
+its collective, dtype, message size and group.
 
 Bad values: a kernel, memcpy or memset event without ``ts`` or ``dur``, a
 ``ts``/``dur`` that is not a finite number of microseconds (or beyond 2^62 ns),
@@ -47,6 +50,7 @@ Host records (``ApiCalls``) are read by ``kineto_api``; ``READER`` gives both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +61,7 @@ from nodecast.machines.device_properties import GpuProperties, nvidia_properties
 from nodecast.traces import _common
 from nodecast.traces.aten_work import aten_works
 from nodecast.traces.kineto_api import read_kineto_api
+from nodecast.traces.kineto_comms import comm_work, is_comm_record, nccl_rows
 from nodecast.traces.kineto_copies import decode_copies, is_rocm, memset_kind, rocm_copies
 from nodecast.traces.kineto_json import int_column, int_field, lenient_ns, load_json, ns_or_error
 from nodecast.traces.kineto_ops import first_match, launching_ops
@@ -98,6 +103,7 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
     gpu: list[dict[str, Any]] = []
     api: dict[str, list[dict[str, Any]]] = {c: [] for c in _API_CATS}
     aten: list[dict[str, Any]] = []
+    comms: list[dict[str, Any]] = []
     for e in events:
         if type(e) is not dict or e.get("ph") != "X":
             continue
@@ -108,6 +114,8 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
             api[cat].append(e)
         elif cat == "cpu_op":
             aten.append(e)
+        if is_comm_record(cat, e.get("name")):
+            comms.append(e)
 
     n = len(gpu)
     cols = _common.allocate(n)
@@ -167,6 +175,9 @@ def kineto_from_document(doc: Any, source: str = "") -> Trace:
 
     calls, call_corr, call_start = _join_api(api, cols, source)
     _op_work(args, cols, calls, call_corr, call_start, aten)
+    nccl = nccl_rows(cols, names) if comms else np.zeros(0, np.int64)
+    if len(nccl):
+        comm_work(_linker(nccl, args, cols, calls, call_corr, call_start), nccl, cols, names, comms, doc, notes)
     if "baseTimeNanoseconds" in doc:
         notes.append(f"timestamps kept as written, relative to baseTimeNanoseconds={doc['baseTimeNanoseconds']}")
     gpus = _gpus(doc, cols["device"], notes)
@@ -265,23 +276,8 @@ def _op_work(args: list[dict[str, Any]], cols: dict[str, np.ndarray], calls: lis
     kernels = np.flatnonzero(cols["kind"] == OpKind.KERNEL)
     if not len(kernels) or not aten:
         return
-    start, ok = lenient_ns([e.get("ts") for e in aten])
-    dur, ok_dur = lenient_ns([e.get("dur") for e in aten])
-    ok &= ok_dur & (dur >= 0)
-    if not ok.all():
-        aten = [e for e, good in zip(aten, ok.tolist(), strict=True) if good]
-        start, dur = start[ok], dur[ok]
-    threads: dict[object, int] = {}
-    call = first_match(call_corr, cols["correlation"][kernels])
-    launched = call >= 0
-    launch_thread = np.full(len(kernels), -1, dtype=np.int64)
-    launch_thread[launched] = _thread_ids([calls[i] for i in call[launched]], threads)
-    launch_start = np.where(launched, call_start[np.maximum(call, 0)] if len(call_start) else 0, 0)
+    link = _linker(kernels, args, cols, calls, call_corr, call_start)(aten)
     aten_args = [e.get("args") for e in aten]
-    link = launching_ops(
-        _external_ids([args[i] for i in kernels]), cols["start_ns"][kernels], launch_start, launch_thread,
-        start, start + dur, _thread_ids(aten, threads), _external_ids(aten_args),
-    )
     linked = link >= 0
     if not linked.any():
         return
@@ -302,6 +298,32 @@ def _op_work(args: list[dict[str, Any]], cols: dict[str, np.ndarray], calls: lis
             column = np.full(n, default, dtype=cols[col].dtype)
             column[rows] = values
             cols[col] = column
+
+
+def _linker(kernels: np.ndarray, args: list[dict[str, Any]], cols: dict[str, np.ndarray], calls: list[dict[str, Any]],
+            call_corr: np.ndarray, call_start: np.ndarray) -> Callable[[list[dict[str, Any]]], np.ndarray]:
+    """A function of CPU op events giving, per kernel row of ``kernels``, the index of the event that launched it
+    (-1: none; ``kineto_ops.launching_ops``). Events whose ``ts``/``dur`` are absent or no number are skipped:
+    they were never read before, and must not stop a trace loading."""
+    threads: dict[object, int] = {}
+    call = first_match(call_corr, cols["correlation"][kernels])
+    launched = call >= 0
+    launch_thread = np.full(len(kernels), -1, dtype=np.int64)
+    launch_thread[launched] = _thread_ids([calls[i] for i in call[launched]], threads)
+    launch_start = np.where(launched, call_start[np.maximum(call, 0)] if len(call_start) else 0, 0)
+    kernel_ext, kernel_start = _external_ids([args[i] for i in kernels]), cols["start_ns"][kernels]
+
+    def link(ops: list[dict[str, Any]]) -> np.ndarray:
+        start, ok = lenient_ns([e.get("ts") for e in ops])
+        dur, ok_dur = lenient_ns([e.get("dur") for e in ops])
+        ok &= ok_dur & (dur >= 0)
+        kept = np.flatnonzero(ok)
+        found = launching_ops(kernel_ext, kernel_start, launch_start, launch_thread, start[kept],
+                              start[kept] + dur[kept], _thread_ids([ops[i] for i in kept], threads),
+                              _external_ids([ops[i].get("args") for i in kept]))
+        return np.where(found >= 0, kept[np.maximum(found, 0)], -1) if len(kept) else found
+
+    return link
 
 
 def _external_ids(args: list[Any]) -> np.ndarray:

@@ -14,6 +14,10 @@ small vocabularies, stored as int8 codes in the Trace's ``op_class`` and
 
 Spellings people type map to one code (``OP_ALIASES``, ``DTYPE_ALIASES``):
 ``bfloat16`` -> ``bf16``, ``half`` -> ``fp16``, ``alltoall`` -> ``all_to_all``.
+
+A collective also has the algorithm and protocol NCCL (or RCCL) ran it with, where the trace says
+(``Trace['algorithm']``, ``Trace['protocol']``; ``nodecast.traces.collectives``): ``Algorithm`` and
+``Protocol``, in NCCL's names (``src/include/device.h``: ``NCCL_ALGO_*``, ``NCCL_PROTO_*``).
 """
 
 from __future__ import annotations
@@ -79,6 +83,40 @@ class DType(IntEnum):
     def bytes_per_element(self) -> float:
         """Size of one element in bytes (FP4/INT4: half a byte; block scales not counted)."""
         return _ELEMENT_BYTES[self]
+
+
+class Algorithm(IntEnum):
+    """The algorithm a collective ran with (``Trace['algorithm']``): NCCL's ``NCCL_ALGO_*`` (``src/include/device.h``;
+    RCCL's are a subset); UNKNOWN (0) where the trace does not say."""
+
+    UNKNOWN = 0
+    RING = 1
+    TREE = 2
+    NVLS = 3
+    NVLS_TREE = 4
+    COLLNET_DIRECT = 5
+    COLLNET_CHAIN = 6
+    PAT = 7
+
+    @property
+    def key(self) -> str:
+        """The lower-case name (``nvls_tree``)."""
+        return self.name.lower()
+
+
+class Protocol(IntEnum):
+    """The protocol a collective ran with (``Trace['protocol']``): NCCL's ``NCCL_PROTO_*`` (``src/include/device.h``);
+    UNKNOWN (0) where the trace does not say."""
+
+    UNKNOWN = 0
+    LL = 1
+    LL128 = 2
+    SIMPLE = 3
+
+    @property
+    def key(self) -> str:
+        """The lower-case name (``ll128``)."""
+        return self.name.lower()
 
 
 _ELEMENT_BYTES = {DType.UNKNOWN: float("nan"), DType.FP64: 8.0, DType.FP32: 4.0, DType.TF32: 4.0, DType.BF16: 2.0,

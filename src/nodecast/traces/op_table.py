@@ -74,7 +74,9 @@ Decisions:
   rounded to whole nanoseconds.
 - ``duration_s`` must be a finite number >= 0 and at most ``MAX_DURATION_S``;
   shapes, launch sizes and counts whole numbers >= 0 (batch and gpus >= 1);
-  ``flops`` and ``bytes`` finite and >= 0. A value that is not (text in a
+  ``flops`` and ``bytes`` finite and >= 0; a collective's ``message_bytes`` a
+  whole number of its dtype's elements (a size in elements or for another
+  dtype would be read wrong). A value that is not (text in a
   number column, a negative or NaN time, an op or dtype nodecast does not
   know, a missing required column) is an InputError naming the file, the
   column and the row (rows count from 1 after the header), and what to do.

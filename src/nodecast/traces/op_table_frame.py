@@ -116,9 +116,25 @@ def check_frame(raw: pd.DataFrame, path: str | Path | None = None) -> pd.DataFra
     out["duration_s"] = _numbers(raw["duration_s"], "duration_s", path, 0.0, MAX_DURATION_S, whole=False,
                                  required=True)
     out["name"] = _text(raw["name"], n) if "name" in raw.columns else np.full(n, "", dtype=object)
+    if "message_bytes" in out:
+        _check_elements(out["message_bytes"], out["dtype"], path)
     frame = pd.DataFrame({c: out[c] for c in SCHEMA if c in out})
     frame.attrs["ignored"] = [c for c in names if c not in SCHEMA]
     return frame
+
+
+def _check_elements(message: pd.api.extensions.ExtensionArray, dtype: np.ndarray, path) -> None:  # noqa: ANN001
+    """InputError naming the first row whose ``message_bytes`` is no whole number of its ``dtype``'s elements: a
+    collective moves whole elements, so such a size is in other units (elements, bits) or for another dtype."""
+    size = np.array([DType[d.upper()].bytes_per_element if d else np.nan for d in dtype.tolist()])
+    values = message.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isnan(values) & (size >= 1) & (np.fmod(values, np.where(size >= 1, size, 1.0)) != 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{int(values[i])} B is not a whole number of {dtype[i]} elements ({size[i]:g} B each)",
+                         path=path, key=where("message_bytes", i + 1),
+                         hint="Give a collective's message size in bytes: its elements x the dtype's size "
+                              "(nccl-tests' size); " + SEE)
 
 
 def _text(series: pd.Series, n: int) -> np.ndarray:

@@ -11,11 +11,16 @@ object with the kernel names and the TraceMeta::
 Format versions: 2 added the occupancy columns (``registers_per_thread``,
 ``static_smem_bytes``, ``dynamic_smem_bytes``, ``local_mem_per_thread_bytes``);
 3 added what an op computes (``WORK_COLUMNS``: ``op_class``, ``dtype``,
-``flops``, ``work_bytes``, ``batch``, ``m``, ``n``, ``k``, ``gpus``). A
-version-1 file is still read: its occupancy columns come back
-``NOT_RECORDED``, with a note saying so; a version-1 or 2 file's work
-columns come back not recorded without a note (no reader of those versions
-recorded them). Any other version is refused with a message naming it.
+``flops``, ``work_bytes``, ``batch``, ``m``, ``n``, ``k``, ``gpus``); 4 the
+collective columns (``COLLECTIVE_COLUMNS``: ``algorithm``, ``protocol``). A
+trace without collectives (``records_collectives``) is still written as
+version 3, without those two columns, byte for byte as before they existed;
+one with collectives as version 4. A version-1 file is still read: its
+occupancy columns come back ``NOT_RECORDED``, with a note saying so; a
+version-1, 2 or 3 file's work and collective columns come back not recorded
+without a note (no reader of those versions recorded them), and its NCCL
+kernels get what their names say (``collectives.from_names``), as a trace
+read now would. Any other version is refused with a message naming it.
 
 Reading back checks what an edited or foreign file could break: every column
 must be integers that fit its dtype (``flops`` and ``work_bytes``: floats),
@@ -42,9 +47,19 @@ from nodecast.fileio import atomic_path
 from nodecast.machines.device_properties import GpuProperties
 from nodecast.strict_json import dumps
 from nodecast.traces import _common
+from nodecast.traces.collectives import from_names
 from nodecast.traces.kinds import TRACE_KINDS, CopyKind, MemKind, OpKind
 from nodecast.traces.reader import ARROW, PARQUET, Reader, without_api
-from nodecast.traces.trace import COLUMNS, OCCUPANCY_COLUMNS, WORK_COLUMNS, Trace, TraceMeta, default_column
+from nodecast.traces.trace import (
+    COLLECTIVE_COLUMNS,
+    COLUMNS,
+    OCCUPANCY_COLUMNS,
+    WORK_COLUMNS,
+    Trace,
+    TraceMeta,
+    default_column,
+    records_collectives,
+)
 
 # Enum columns, the enum their codes index and how many of its codes a Trace uses: a code outside them would fail
 # far from the file (a graph's host kinds, OpKind.API and WAIT, are no Trace row).
@@ -53,10 +68,12 @@ _ENUM_COLUMNS = {"kind": (OpKind, len(TRACE_KINDS)), "copy_kind": (CopyKind, len
 
 #: Key of nodecast's JSON in the Parquet schema metadata.
 METADATA_KEY = b"nodecast"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: The version of a trace without collectives: version 3's columns and bytes exactly.
+WITHOUT_COLLECTIVES_VERSION = 3
 #: Older versions this nodecast still reads, with the columns each lacks (read back as their defaults).
 READABLE_VERSIONS: dict[int, tuple[str, ...]] = {1: (*OCCUPANCY_COLUMNS, *WORK_COLUMNS), 2: WORK_COLUMNS,
-                                                 FORMAT_VERSION: ()}
+                                                 3: COLLECTIVE_COLUMNS, FORMAT_VERSION: ()}
 #: Columns of floating-point values (NaN: unknown); every other column holds integers.
 FLOAT_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype.kind == "f")
 
@@ -72,10 +89,13 @@ def _properties(doc: dict) -> GpuProperties:
 
 
 def _arrow_table(trace: Trace) -> pa.Table:
-    """The Trace as an Arrow table with nodecast's JSON in the schema metadata."""
+    """The Trace as an Arrow table with nodecast's JSON in the schema metadata (version 4 with the collective
+    columns for a trace with collectives, else version 3 without them)."""
     meta = trace.meta
+    collectives = records_collectives(trace)
+    columns = [c for c in COLUMNS if collectives or c not in COLLECTIVE_COLUMNS]
     doc = {
-        "version": FORMAT_VERSION,
+        "version": FORMAT_VERSION if collectives else WITHOUT_COLLECTIVES_VERSION,
         "names": trace.names,
         "meta": {
             "source": meta.source,
@@ -87,9 +107,9 @@ def _arrow_table(trace: Trace) -> pa.Table:
             "notes": list(meta.notes),
         },
     }
-    arrays = [pa.array(trace[name]) for name in COLUMNS]
+    arrays = [pa.array(trace[name]) for name in columns]
     schema = pa.schema(
-        [pa.field(name, arr.type) for name, arr in zip(COLUMNS, arrays, strict=True)],
+        [pa.field(name, arr.type) for name, arr in zip(columns, arrays, strict=True)],
         metadata={METADATA_KEY: dumps(doc).encode()},
     )
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -211,6 +231,8 @@ def _from_table(table: pa.Table, path: Path, kind: str) -> Trace:
                 path=path,
                 hint=f"nodecast reads back only the {kind} files that `nodecast convert` writes",
             )
+    if version < FORMAT_VERSION:  # written before NCCL kernel names were read, or without collectives
+        from_names(cols, names, meta.notes)
     _common.check_ops(cols, str(path))
     return Trace.from_columns(cols, names, meta)
 

@@ -19,9 +19,13 @@ unknown), ``work_bytes`` (the least bytes it must read and write in DRAM, from
 its shapes: a GEMM (m·k + k·n + m·n) x the element size; NaN: unknown), its
 shape ``batch``, ``m``, ``n``, ``k`` (GEMM C[m,n] = A[m,k] B[k,n]; an op over
 a (B, H) tensor has m = B, n = H; -1: not recorded) and, for a collective,
-the GPUs of its group (``gpus``; its message size is ``bytes``). A trace whose
-reader does not fill these columns keeps one shared default value per column
-(``default_column``): they take no memory per op.
+the GPUs of its group (``gpus``; its message size is ``bytes``, nccl-tests'
+size per rank) and the ``algorithm`` and ``protocol`` NCCL ran it with
+(``Algorithm``, ``Protocol``; 0: not recorded; ``COLLECTIVE_COLUMNS``). A trace
+whose reader does not fill these columns keeps one shared default value per
+column (``default_column``): they take no memory per op. A trace with no
+collective (``records_collectives``) leaves the two collective columns out of
+its tables and files, which read exactly as before they existed.
 
 Example (three ops)::
 
@@ -43,7 +47,7 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.machines.device_properties import GpuProperties
 from nodecast.traces.kinds import TRACE_KINDS, CopyKind, MemKind, OpKind, TransferClass, classify_transfers
-from nodecast.traces.op_classes import DType, OpClass
+from nodecast.traces.op_classes import Algorithm, DType, OpClass, Protocol
 
 #: A timestamp the trace does not record.
 MISSING_NS = np.iinfo(np.int64).min
@@ -86,6 +90,8 @@ COLUMNS: dict[str, np.dtype[Any]] = {
     "n": np.dtype(np.int64),  # GEMM n; (B, H) ops: n = H elements per row; -1: not recorded
     "k": np.dtype(np.int64),  # GEMM k (the reduced dimension); -1: not recorded
     "gpus": np.dtype(np.int16),  # GPUs in a collective's group (its message size is in "bytes"); -1: not recorded
+    "algorithm": np.dtype(np.int8),  # Algorithm a collective ran with (ring, tree, nvls...); 0: not recorded
+    "protocol": np.dtype(np.int8),  # Protocol a collective ran with (ll, ll128, simple); 0: not recorded
 }
 
 #: The value of an occupancy column the trace does not record (0 is a real value: no shared memory).
@@ -126,11 +132,17 @@ _DEFAULTS = {
     "n": NOT_RECORDED,
     "k": NOT_RECORDED,
     "gpus": NOT_RECORDED,
+    "algorithm": 0,
+    "protocol": 0,
 }
 
-#: What an op computes: its op class, data type, arithmetic, bytes and shape (op tables record them; profiler
-#: traces do not, yet). A column no reader filled holds one shared default value (``default_column``).
-WORK_COLUMNS = ("op_class", "dtype", "flops", "work_bytes", "batch", "m", "n", "k", "gpus")
+#: What an op computes: its op class, data type, arithmetic, bytes and shape, a collective's group, algorithm and
+#: protocol (op tables and the PyTorch profiler record some; NCCL kernel names others). A column no reader filled
+#: holds one shared default value (``default_column``).
+WORK_COLUMNS = ("op_class", "dtype", "flops", "work_bytes", "batch", "m", "n", "k", "gpus", "algorithm", "protocol")
+#: The columns only a collective fills: a trace without collectives leaves them out of its CSV and Parquet files
+#: (``records_collectives``), so that those read byte for byte as before the columns existed.
+COLLECTIVE_COLUMNS = ("algorithm", "protocol")
 #: The shape columns of WORK_COLUMNS (NOT_RECORDED where the op has no such dimension or the trace does not say).
 SHAPE_COLUMNS = ("batch", "m", "n", "k")
 
@@ -139,7 +151,7 @@ def default_column(name: str, n: int) -> np.ndarray:
     """Column ``name`` of ``n`` rows holding its default (``_DEFAULTS``).
 
     A WORK_COLUMNS default is a read-only view of one value (stride 0), so
-    the 52 bytes per op of those columns cost nothing in a trace whose
+    the 54 bytes per op of those columns cost nothing in a trace whose
     profiler does not record them (all but the PyTorch profiler): ``Trace.take``
     keeps such a column a view, and writing into it raises, as writing into
     any Trace column should not be done.
@@ -153,6 +165,17 @@ def default_column(name: str, n: int) -> np.ndarray:
 def is_constant(column: np.ndarray) -> bool:
     """Whether ``column`` is one value viewed ``len`` times (``default_column``): nothing per op to copy."""
     return column.ndim == 1 and len(column) > 1 and column.strides[0] == 0
+
+
+def records_collectives(columns: dict[str, np.ndarray] | Trace) -> bool:
+    """Whether any op is a collective (``OpClass.collective``) or has an algorithm or protocol: then the trace's
+    tables and files carry ``COLLECTIVE_COLUMNS``. A shared default column is looked at once, not per op."""
+    def values(name: str) -> np.ndarray:
+        column = columns[name]
+        return column[:1] if is_constant(column) else column
+
+    return bool((values("op_class") >= OpClass.ALL_REDUCE).any()) or any(
+        bool(values(name).any()) for name in COLLECTIVE_COLUMNS)
 
 
 @dataclass
@@ -315,10 +338,12 @@ class Trace:
         return cls(cols, names, meta or traces[0].meta)
 
     def to_pandas(self, *, decode: bool = True):  # noqa: ANN201 (pandas is imported lazily)
-        """A pandas DataFrame of the trace; with ``decode`` enum columns become labels."""
+        """A pandas DataFrame of the trace; with ``decode`` enum columns become labels. ``COLLECTIVE_COLUMNS`` are
+        left out of a trace without collectives (``records_collectives``): its table reads as it always has."""
         import pandas as pd
 
-        df = pd.DataFrame(dict(self._cols))
+        collectives = records_collectives(self)
+        df = pd.DataFrame({k: v for k, v in self._cols.items() if collectives or k not in COLLECTIVE_COLUMNS})
         if decode:
             df["kind"] = pd.Categorical.from_codes(df["kind"], [k.name.lower() for k in TRACE_KINDS])
             df["copy_kind"] = pd.Categorical.from_codes(df["copy_kind"], [k.name for k in CopyKind])
@@ -337,6 +362,9 @@ class Trace:
             df["dtype"] = pd.Categorical.from_codes(df["dtype"], [d.key for d in DType])
             for col in (*SHAPE_COLUMNS, "gpus"):
                 df[col] = df[col].astype("Int64").mask(df[col] == NOT_RECORDED)
+            if collectives:
+                df["algorithm"] = pd.Categorical.from_codes(df["algorithm"], [a.key for a in Algorithm])
+                df["protocol"] = pd.Categorical.from_codes(df["protocol"], [p.key for p in Protocol])
         return df
 
     def __repr__(self) -> str:

@@ -150,6 +150,17 @@ def _source_rows(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return [(r["field"], _with_unit(r["value"], r["unit"]), r["source"] or "—") for r in rows]
 
 
+_SWITCH_KIND = {"nvswitch": "NVSwitch", "pcie": "PCIe switch"}
+
+
+def _switch_text(sw: dict[str, Any]) -> str:
+    """What a ``[switch.NAME]`` table says: kind, generation (NVSwitch's, or a PCIe switch's PCIe generation) and
+    whether it reduces in the switch (NVLink SHARP, which NCCL's NVLS algorithm needs)."""
+    kind = _SWITCH_KIND.get(sw["kind"], sw["kind"])
+    gen = ", gen not given" if sw["gen"] is None else f" gen {sw['gen']}"
+    return f"{kind}{gen}; NVLink SHARP (NVLS, in-switch reductions): {'yes' if sw['sharp'] else 'no'}"
+
+
 @render.register(MachineView)
 def _(result: MachineView, console: Console | None = None) -> None:
     s = result.summary
@@ -236,6 +247,8 @@ def _(result: MachineView, console: Console | None = None) -> None:
     con.print(links)
     if s["switches"]:
         con.print(plain(f"switches: {', '.join(s['switches'])}"), soft_wrap=True)
+    for name, sw in s.get("switch_details", {}).items():  # only files with [switch.NAME] tables have them
+        con.print(plain(f"switch {name}: {_switch_text(sw)}"), soft_wrap=True)
 
     hosts = Table(title="Host routes: each GPU to its own CPU socket (GB/s per direction)", title_justify="left")
     for col in ("GPU", "socket", "route", "bottleneck", "raw GB/s", "all GPUs at once GB/s"):
