@@ -166,8 +166,8 @@ def costs(graph: OpGraph, trace: Trace, source: Machine, target: Machine,
 
     opts = (options or CostOptions()).check()
     chains = model_chains(opts.models)
-    if opts.models is None and not collective_mask(trace).any():
-        chains.pop("collective", None)  # no collective in the trace: its chain would only say so, in every output
+    if not chains.get("collective") or not collective_mask(trace).any():
+        chains.pop("collective", None)  # no collective model or no collective: the chain would only say so
     order = [name for chain in chains.values() for name in chain]
     n = len(graph)
     kind = graph.ops["kind"]
