@@ -18,6 +18,7 @@ from typing import Protocol
 from nodecast.calibrate.plan import Case, Plan
 from nodecast.calibrate.stats import Summary, repeat_until_budget, summarize
 from nodecast.errors import NodecastError
+from nodecast.progress import Step
 
 
 class MeasureError(NodecastError, RuntimeError):
@@ -90,7 +91,8 @@ class PointResult:
         return summarize(self.samples_s) if self.ok else None
 
 
-ProgressFn = Callable[[str, int, int], None]
+#: The progress callback of ``run_plan``: ``nodecast.progress.Step`` (each point's name as it starts).
+ProgressFn = Step
 
 
 def run_plan(
