@@ -20,7 +20,7 @@ import numpy as np
 from nodecast.errors import InputError
 from nodecast.traces._api_common import NONE_U32, attach_sync, blank
 from nodecast.traces.api import ApiCalls, ApiMeta, Domain
-from nodecast.traces.kineto_json import NumberError, load_json, us_text_to_ns
+from nodecast.traces.kineto_json import load_json, ns_or_error
 
 _API_CATS = {"cuda_runtime": Domain.RUNTIME, "cuda_driver": Domain.DRIVER}
 _SPAN_CATS = ("cpu_op", "user_annotation")
@@ -44,8 +44,8 @@ def kineto_api(doc: Any, source: str = "") -> ApiCalls:
         return ApiCalls.empty(meta)
     n = len(calls)
     what = "host events (cuda_runtime, cuda_driver, cpu_op, user_annotation)"
-    start = _ns([e.get("ts") for e in calls], "ts", source, what)
-    dur = _ns([e.get("dur", 0) for e in calls], "dur", source, what)
+    start = ns_or_error([e.get("ts") for e in calls], "ts", source, what)
+    dur = ns_or_error([e.get("dur", 0) for e in calls], "dur", source, what)
     if (dur < 0).any():
         raise InputError(f"{int(np.count_nonzero(dur < 0)):,} {what} have a negative dur",
                          path=source or None, key="dur", hint="The trace is damaged; save it again from the profiler")
@@ -98,19 +98,6 @@ def _kineto_syncs(events: list[Any], cols: dict[str, np.ndarray], meta: ApiMeta)
         attach_sync(cols, rc, np.array(rec_stream, np.int64), rc, None)
 
 
-def _ns(raw: list[Any], field: str, source: str, events: str) -> np.ndarray:
-    """Kineto microsecond values -> int64 ns (``us_text_to_ns``); InputError naming the field."""
-    try:
-        return us_text_to_ns(raw)
-    except NumberError as exc:
-        raise InputError(
-            f"{exc.reason} in {exc.count:,} of {len(raw):,} {events} (first: {exc.first!r})",
-            path=source or None,
-            key=field,
-            hint="The trace is damaged or was edited; save it again from the profiler",
-        ) from None
-
-
 def _int(value: Any, default: int) -> int:
     """An integer field of a JSON event, ``default`` when absent or not an integer."""
     if type(value) is int:
@@ -139,8 +126,8 @@ def _kineto_flows(events: list[Any], source: str) -> np.ndarray:
     if not pairs:
         return np.zeros((0, 4), dtype=np.int64)
     what = "fwdbwd flow events"
-    src_ts = _ns([p[0][1] for p in pairs], "ts", source, what)
-    dst_ts = _ns([p[1][1] for p in pairs], "ts", source, what)
+    src_ts = ns_or_error([p[0][1] for p in pairs], "ts", source, what)
+    dst_ts = ns_or_error([p[1][1] for p in pairs], "ts", source, what)
     src_tid = np.array([p[0][0] for p in pairs], dtype=np.int64)
     dst_tid = np.array([p[1][0] for p in pairs], dtype=np.int64)
     return np.stack([src_tid, src_ts, dst_tid, dst_ts], axis=1)
